@@ -1,0 +1,52 @@
+// Buffer: an owned, 64-byte aligned, *uninitialized* block of bytes.
+//
+// Chunk data moves through Buffers: a store reads into one, a codec decodes from one
+// into another. Allocation does not touch the pages (no zero fill), because fresh
+// memory is expensive and every chunk byte is overwritten anyway. Move-only; use
+// Clone() for a deep copy. Not thread-safe to mutate concurrently.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace tessera {
+
+class Buffer {
+ public:
+  Buffer() = default;
+  // Allocates `size` bytes, uninitialized. Throws InvalidArgument for size < 0 and
+  // std::bad_alloc when memory is exhausted.
+  explicit Buffer(std::int64_t size);
+  ~Buffer();
+
+  Buffer(Buffer&& other) noexcept;
+  Buffer& operator=(Buffer&& other) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  // A copy of `bytes`.
+  static Buffer CopyOf(std::span<const std::byte> bytes);
+  Buffer Clone() const;
+
+  std::byte* data() { return data_; }
+  const std::byte* data() const { return data_; }
+  std::int64_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+  std::span<std::byte> span() { return {data_, static_cast<std::size_t>(size_)}; }
+  std::span<const std::byte> span() const {
+    return {data_, static_cast<std::size_t>(size_)};
+  }
+
+  // Shrinks the visible size to `new_size` <= capacity without reallocating.
+  void Truncate(std::int64_t new_size);
+  std::int64_t capacity() const { return capacity_; }
+
+ private:
+  std::byte* data_ = nullptr;
+  std::int64_t size_ = 0;
+  std::int64_t capacity_ = 0;
+};
+
+}  // namespace tessera

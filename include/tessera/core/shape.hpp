@@ -1,0 +1,35 @@
+// Index arithmetic for N-dimensional shapes.
+//
+// `Index` is the one signed 64-bit type for element counts, extents and byte sizes.
+// Products of extents go through CheckedMul/ShapeSize, which throw InvalidArgument
+// on overflow instead of wrapping.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tessera {
+
+using Index = std::int64_t;
+using Shape = std::vector<Index>;
+
+// a * b; throws InvalidArgument("... overflows ...") when the product does not fit.
+Index CheckedMul(Index a, Index b);
+// a + b; throws InvalidArgument on overflow.
+Index CheckedAdd(Index a, Index b);
+
+// Number of elements of `shape` (1 for a 0-d shape); throws on overflow.
+Index ShapeSize(std::span<const Index> shape);
+
+// Ceiling division for a >= 0, b > 0.
+constexpr Index CeilDiv(Index a, Index b) { return (a + b - 1) / b; }
+
+// "(10000, 1000)" — numpy's tuple notation, "()" for 0-d.
+std::string ShapeToString(std::span<const Index> shape);
+
+// C-order strides in elements for `shape`.
+Shape CStrides(std::span<const Index> shape);
+
+}  // namespace tessera

@@ -1,0 +1,55 @@
+// Spec: the resources a computation may use (API.md "Sizes and the spec").
+//
+//   tessera::Spec spec;                        // fields directly, in bytes
+//   spec.allowed_mem = 400'000'000;
+//   auto spec2 = tessera::Spec::from({{"allowed_mem", "400MB"}, {"executor", "sync"}});
+//   spec2.set_reserved_mem("100MB");          // setters take size strings
+//   spec2.validate();                         // throws InvalidArgument when inconsistent
+//
+// A Spec is a plain value; copying is cheap; it is not shared mutable state.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace tessera {
+
+struct Spec {
+  std::int64_t allowed_mem = 0;   // per task, bytes (required, > reserved_mem)
+  std::int64_t reserved_mem = 0;  // per worker baseline, bytes
+  std::int64_t total_mem = 0;     // 0 = detect (cgroup limit or physical RAM)
+  std::string work_dir;           // "" = a fresh folder under the system temp dir
+  std::string executor = "threads";  // "sync", "threads", "mpi"
+  int max_workers = 0;            // 0 = hardware concurrency
+
+  // Builds a Spec from name/value strings: allowed_mem, reserved_mem, total_mem
+  // (sizes as parse_bytes), work_dir, executor, max_workers. Unknown names and bad
+  // values throw InvalidArgument. The result is validated.
+  static Spec from(
+      std::initializer_list<std::pair<std::string_view, std::string_view>> settings);
+
+  Spec& set_allowed_mem(std::string_view size);
+  Spec& set_reserved_mem(std::string_view size);
+  Spec& set_total_mem(std::string_view size);
+  // Sets one setting by name, as from() does.
+  Spec& set(std::string_view name, std::string_view value);
+
+  // Throws InvalidArgument when allowed_mem <= reserved_mem, a size is negative,
+  // total_mem (when set) is below allowed_mem, the executor is unknown, or
+  // max_workers < 0.
+  void validate() const;
+
+  // total_mem, or the detected memory when total_mem is 0.
+  std::int64_t effective_total_mem() const;
+  // max_workers, or the hardware concurrency when 0 (at least 1).
+  int effective_max_workers() const;
+};
+
+// Memory this process may use: the cgroup v2 (memory.max) or v1
+// (memory.limit_in_bytes) limit when one is set, else physical RAM.
+std::int64_t detect_total_mem();
+
+}  // namespace tessera

@@ -1,0 +1,60 @@
+// Codecs: compressors of chunk bytes, with numcodecs' exact framing so that
+// zarr-python reads what we write and the other way round.
+//
+//   tessera::CodecConfig config = tessera::ParseCodecSpec("blosc:lz4:5:shuffle");
+//   std::unique_ptr<tessera::Codec> codec = tessera::MakeCodec(config);
+//   tessera::Buffer compressed = codec->Encode(raw, /*itemsize=*/8);
+//   codec->Decode(compressed.span(), out);   // out.size() must be the decoded size
+//
+// Supported ids: "blosc" (cname lz4, lz4hc, zstd, blosclz, zlib; shuffle none, byte,
+// bit), "zstd", "lz4" (numcodecs LZ4: 4-byte little-endian size header), "zlib",
+// "gzip". Decode never trusts a header: when the frame claims a decoded size other
+// than out.size(), or is truncated or corrupt, it throws FormatError and never
+// allocates more than out.size(). Codec objects are immutable and thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "tessera/core/buffer.hpp"
+
+namespace tessera {
+
+struct CodecConfig {
+  std::string id;               // "blosc", "zstd", "lz4", "zlib", "gzip"
+  std::string cname = "lz4";    // blosc only: lz4, lz4hc, zstd, blosclz, zlib
+  int level = 5;                // blosc clevel, zstd/zlib/gzip level
+  int shuffle = 1;              // blosc only: 0 none, 1 byte, 2 bit (numcodecs' values)
+  int blocksize = 0;            // blosc only: 0 = automatic
+  int acceleration = 1;         // lz4 only
+
+  friend bool operator==(const CodecConfig&, const CodecConfig&) = default;
+};
+
+class Codec {
+ public:
+  virtual ~Codec() = default;
+  // Compresses `raw`; itemsize is the element size (for shuffling).
+  virtual Buffer Encode(std::span<const std::byte> raw, std::int64_t itemsize) const = 0;
+  // Decompresses `encoded` into exactly `out`; throws FormatError on any mismatch.
+  virtual void Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const = 0;
+  // Largest encoded size for raw_size input bytes (for memory projections).
+  virtual std::int64_t MaxEncodedSize(std::int64_t raw_size) const = 0;
+  virtual const CodecConfig& config() const = 0;
+};
+
+// Throws InvalidArgument for an unknown id, cname, shuffle or out-of-range level.
+std::unique_ptr<Codec> MakeCodec(const CodecConfig& config);
+
+// Parses a command-line codec: "none" is not a codec (callers handle it);
+// "blosc" / "blosc:lz4" / "blosc:zstd:3:bitshuffle", "zstd" / "zstd:3", "lz4",
+// "zlib:6", "gzip". Throws InvalidArgument with the accepted forms.
+CodecConfig ParseCodecSpec(std::string_view text);
+
+// "blosc(lz4, level 5, shuffle)" — for `tessera info` and messages.
+std::string DescribeCodec(const CodecConfig& config);
+
+}  // namespace tessera

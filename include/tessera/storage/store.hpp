@@ -1,0 +1,61 @@
+// Store: a key -> bytes map, the bottom of Tessera's storage (DESIGN.md "Storage").
+//
+//   auto store = tessera::DirectoryStore::Open("/data/t2m.zarr");
+//   store->Set("0.0", bytes);             // atomic: readers see the old or the new value
+//   std::optional<Buffer> chunk = store->Get("0.0");   // nullopt when absent
+//   store->List("");                      // every key, '/'-separated, sorted
+//
+// Keys are relative, '/'-separated paths. ValidateKey() rejects keys that could
+// escape a store's root: empty, absolute ("/x"), "." or ".." segments, empty
+// segments ("a//b"), backslashes and NUL bytes. Every implementation calls it and
+// throws InvalidArgument for a bad key.
+//
+// Thread safety: every method may be called concurrently from many threads; a Set
+// racing a Get of the same key yields either the whole old or the whole new value.
+// I/O failures throw StorageError naming the store and key.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/core/buffer.hpp"
+
+namespace tessera {
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // The value of `key`, or nullopt when absent.
+  virtual std::optional<Buffer> Get(std::string_view key) const = 0;
+  // Stores `value` under `key`, replacing any old value atomically.
+  virtual void Set(std::string_view key, std::span<const std::byte> value) = 0;
+  // Removes `key`; returns false when it was absent.
+  virtual bool Erase(std::string_view key) = 0;
+  // Keys starting with `prefix` (a plain string prefix), sorted.
+  virtual std::vector<std::string> List(std::string_view prefix) const = 0;
+  // Stored size of `key` in bytes without reading it; nullopt when absent.
+  virtual std::optional<std::int64_t> SizeOf(std::string_view key) const = 0;
+
+  bool Contains(std::string_view key) const { return SizeOf(key).has_value(); }
+  void Set(std::string_view key, std::string_view text) {
+    Set(key, std::as_bytes(std::span<const char>(text.data(), text.size())));
+  }
+  // Human description for messages: a path, or "memory store".
+  virtual std::string Describe() const = 0;
+  // Describe() joined with `key`, e.g. "/data/a.zarr/.zarray".
+  std::string DescribeKey(std::string_view key) const;
+};
+
+// Throws InvalidArgument when `key` is not a safe relative key (see above).
+void ValidateKey(std::string_view key);
+
+// Joins a prefix (possibly empty) and a key with '/'.
+std::string JoinKey(std::string_view prefix, std::string_view key);
+
+}  // namespace tessera

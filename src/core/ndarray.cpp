@@ -1,0 +1,75 @@
+#include "tessera/core/ndarray.hpp"
+
+#include <algorithm>
+
+namespace tessera {
+namespace {
+
+Index CheckedSize(const Shape& shape) {
+  for (std::size_t dim = 0; dim < shape.size(); ++dim) {
+    if (shape[dim] < 0) {
+      throw InvalidArgument("NDArray shape " + ShapeToString(shape) +
+                            " has a negative extent in dimension " + std::to_string(dim));
+    }
+  }
+  return ShapeSize(shape);
+}
+
+}  // namespace
+
+NDArray::NDArray() : size_(1), buffer_(8) { std::memset(buffer_.data(), 0, 8); }
+
+NDArray::NDArray(Shape shape, DType dtype)
+    : shape_(std::move(shape)),
+      dtype_(dtype),
+      size_(CheckedSize(shape_)),
+      buffer_(CheckedMul(size_, dtype.itemsize())) {}
+
+NDArray NDArray::Full(Shape shape, DType dtype, double value) {
+  NDArray array(std::move(shape), dtype);
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    auto values = array.mutable_data<T>();
+    std::fill(values.begin(), values.end(), static_cast<T>(value));
+  });
+  return array;
+}
+
+NDArray::NDArray(const NDArray& other)
+    : shape_(other.shape_),
+      dtype_(other.dtype_),
+      size_(other.size_),
+      buffer_(other.buffer_.Clone()) {}
+
+NDArray& NDArray::operator=(const NDArray& other) {
+  if (this != &other) *this = NDArray(other);
+  return *this;
+}
+
+double NDArray::GetAsDouble(Index linear_index) const {
+  if (linear_index < 0 || linear_index >= size_) {
+    throw InvalidArgument("NDArray index " + std::to_string(linear_index) +
+                          " out of range for size " + std::to_string(size_));
+  }
+  return VisitDType(dtype_, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return static_cast<double>(data<T>()[static_cast<std::size_t>(linear_index)]);
+  });
+}
+
+bool operator==(const NDArray& a, const NDArray& b) {
+  if (a.shape_ != b.shape_ || !(a.dtype_ == b.dtype_)) return false;
+  auto lhs = a.bytes();
+  auto rhs = b.bytes();
+  return std::equal(lhs.begin(), lhs.end(), rhs.begin(), rhs.end());
+}
+
+void NDArray::CheckType(DType requested) const {
+  if (!(requested == dtype_)) {
+    throw InvalidArgument("NDArray holds " + std::string(dtype_.name()) +
+                          " elements, but they were accessed as " +
+                          std::string(requested.name()));
+  }
+}
+
+}  // namespace tessera

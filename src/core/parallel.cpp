@@ -1,0 +1,49 @@
+#include "tessera/core/parallel.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tessera {
+
+int HardwareThreads() {
+  unsigned threads = std::thread::hardware_concurrency();
+  return threads == 0 ? 1 : static_cast<int>(threads);
+}
+
+void ParallelFor(std::int64_t count, int max_threads,
+                 const std::function<void(std::int64_t)>& fn) {
+  if (count <= 0) return;
+  const int threads = static_cast<int>(
+      std::clamp<std::int64_t>(count, 1, std::max(1, max_threads)));
+  std::atomic<std::int64_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr first_error;
+  std::mutex error_mutex;
+
+  auto worker = [&] {
+    while (!failed.load(std::memory_order_relaxed)) {
+      const std::int64_t item = next.fetch_add(1, std::memory_order_relaxed);
+      if (item >= count) return;
+      try {
+        fn(item);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!first_error) first_error = std::current_exception();
+        failed.store(true, std::memory_order_relaxed);
+      }
+    }
+  };
+
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<std::size_t>(threads - 1));
+  for (int thread = 1; thread < threads; ++thread) pool.emplace_back(worker);
+  worker();
+  for (std::thread& thread : pool) thread.join();
+  if (first_error) std::rethrow_exception(first_error);
+}
+
+}  // namespace tessera

@@ -1,0 +1,49 @@
+#include "tessera/core/shape.hpp"
+
+#include "tessera/core/errors.hpp"
+
+namespace tessera {
+
+Index CheckedMul(Index a, Index b) {
+  Index result = 0;
+  if (__builtin_mul_overflow(a, b, &result)) {
+    throw InvalidArgument("size computation overflows: " + std::to_string(a) + " * " +
+                          std::to_string(b) + " does not fit in 64 bits");
+  }
+  return result;
+}
+
+Index CheckedAdd(Index a, Index b) {
+  Index result = 0;
+  if (__builtin_add_overflow(a, b, &result)) {
+    throw InvalidArgument("size computation overflows: " + std::to_string(a) + " + " +
+                          std::to_string(b) + " does not fit in 64 bits");
+  }
+  return result;
+}
+
+Index ShapeSize(std::span<const Index> shape) {
+  Index size = 1;
+  for (Index extent : shape) size = CheckedMul(size, extent);
+  return size;
+}
+
+std::string ShapeToString(std::span<const Index> shape) {
+  std::string text = "(";
+  for (std::size_t dim = 0; dim < shape.size(); ++dim) {
+    if (dim > 0) text += ", ";
+    text += std::to_string(shape[dim]);
+  }
+  if (shape.size() == 1) text += ",";
+  return text + ")";
+}
+
+Shape CStrides(std::span<const Index> shape) {
+  Shape strides(shape.size(), 1);
+  for (std::size_t dim = shape.size(); dim-- > 1;) {
+    strides[dim - 1] = strides[dim] * shape[dim];
+  }
+  return strides;
+}
+
+}  // namespace tessera
