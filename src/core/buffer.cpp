@@ -58,8 +58,8 @@ Buffer Buffer::Clone() const { return CopyOf(span()); }
 
 void Buffer::Truncate(std::int64_t new_size) {
   if (new_size < 0 || new_size > capacity_) {
-    throw InvalidArgument("Buffer::Truncate(" + std::to_string(new_size) +
-                          ") outside capacity " + std::to_string(capacity_));
+    throw InvalidArgument("Buffer::Truncate(" + std::to_string(new_size) + ") outside capacity " +
+                          std::to_string(capacity_));
   }
   size_ = new_size;
 }

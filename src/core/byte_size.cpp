@@ -23,20 +23,20 @@ constexpr std::array<Unit, 18> kUnits = {{
     {"b", 1},
     {"k", kKilo},
     {"kb", kKilo},
-    {"mb", kKilo * kKilo},
-    {"gb", kKilo * kKilo * kKilo},
-    {"tb", kKilo * kKilo * kKilo * kKilo},
-    {"pb", kKilo * kKilo * kKilo * kKilo * kKilo},
+    {"mb", kKilo* kKilo},
+    {"gb", kKilo* kKilo* kKilo},
+    {"tb", kKilo* kKilo* kKilo* kKilo},
+    {"pb", kKilo* kKilo* kKilo* kKilo* kKilo},
     {"kib", kKibi},
-    {"mib", kKibi * kKibi},
-    {"gib", kKibi * kKibi * kKibi},
-    {"tib", kKibi * kKibi * kKibi * kKibi},
-    {"pib", kKibi * kKibi * kKibi * kKibi * kKibi},
-    {"m", kKilo * kKilo},
-    {"g", kKilo * kKilo * kKilo},
-    {"t", kKilo * kKilo * kKilo * kKilo},
+    {"mib", kKibi* kKibi},
+    {"gib", kKibi* kKibi* kKibi},
+    {"tib", kKibi* kKibi* kKibi* kKibi},
+    {"pib", kKibi* kKibi* kKibi* kKibi* kKibi},
+    {"m", kKilo* kKilo},
+    {"g", kKilo* kKilo* kKilo},
+    {"t", kKilo* kKilo* kKilo* kKilo},
     {"ki", kKibi},
-    {"mi", kKibi * kKibi},
+    {"mi", kKibi* kKibi},
 }};
 
 [[noreturn]] void Fail(std::string_view text, std::string_view problem) {
@@ -45,8 +45,10 @@ constexpr std::array<Unit, 18> kUnits = {{
 }
 
 std::string_view Trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
   return text;
 }
 
@@ -54,8 +56,8 @@ std::string FormatScaled(std::int64_t bytes, std::int64_t base,
                          const std::array<std::string_view, 6>& names) {
   const bool negative = bytes < 0;
   // Magnitude as unsigned so that INT64_MIN is representable.
-  const unsigned long long magnitude =
-      negative ? 0ULL - static_cast<unsigned long long>(bytes) : static_cast<unsigned long long>(bytes);
+  const unsigned long long magnitude = negative ? 0ULL - static_cast<unsigned long long>(bytes)
+                                                : static_cast<unsigned long long>(bytes);
   if (magnitude < static_cast<unsigned long long>(base)) {
     return std::to_string(bytes) + " B";
   }
@@ -90,7 +92,8 @@ std::int64_t parse_bytes(std::string_view original) {
     if (c >= '0' && c <= '9') {
       seen_digit = true;
       mantissa = mantissa * 10 + static_cast<unsigned>(c - '0');
-      if (mantissa > static_cast<unsigned __int128>(std::numeric_limits<std::int64_t>::max()) * 1000000) {
+      if (mantissa >
+          static_cast<unsigned __int128>(std::numeric_limits<std::int64_t>::max()) * 1000000) {
         Fail(original, "the number is too large for a 64-bit byte count");
       }
       if (seen_point) ++fraction_digits;

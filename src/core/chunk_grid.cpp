@@ -16,12 +16,13 @@ ChunkGrid::ChunkGrid(Shape shape, Shape chunks)
   grid_shape_.resize(shape_.size());
   for (std::size_t dim = 0; dim < shape_.size(); ++dim) {
     if (shape_[dim] < 0) {
-      throw InvalidArgument("shape " + ShapeToString(shape_) + " has a negative extent in dimension " +
-                            std::to_string(dim));
+      throw InvalidArgument("shape " + ShapeToString(shape_) +
+                            " has a negative extent in dimension " + std::to_string(dim));
     }
     if (chunks_[dim] < 1) {
-      throw InvalidArgument("chunks " + ShapeToString(chunks_) + " must be >= 1 in every dimension (dimension " +
-                            std::to_string(dim) + " is " + std::to_string(chunks_[dim]) + ")");
+      throw InvalidArgument("chunks " + ShapeToString(chunks_) +
+                            " must be >= 1 in every dimension (dimension " + std::to_string(dim) +
+                            " is " + std::to_string(chunks_[dim]) + ")");
     }
     grid_shape_[dim] = CeilDiv(shape_[dim], chunks_[dim]);
   }

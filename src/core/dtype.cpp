@@ -14,10 +14,17 @@ struct DTypeName {
 };
 
 constexpr std::array<DTypeName, 11> kNames = {{
-    {"bool", "b1", bool_},     {"int8", "i1", int8},       {"int16", "i2", int16},
-    {"int32", "i4", int32},    {"int64", "i8", int64},     {"uint8", "u1", uint8},
-    {"uint16", "u2", uint16},  {"uint32", "u4", uint32},   {"uint64", "u8", uint64},
-    {"float32", "f4", float32}, {"float64", "f8", float64},
+    {"bool", "b1", bool_},
+    {"int8", "i1", int8},
+    {"int16", "i2", int16},
+    {"int32", "i4", int32},
+    {"int64", "i8", int64},
+    {"uint8", "u1", uint8},
+    {"uint16", "u2", uint16},
+    {"uint32", "u4", uint32},
+    {"uint64", "u8", uint64},
+    {"float32", "f4", float32},
+    {"float64", "f8", float64},
 }};
 
 }  // namespace

@@ -67,8 +67,7 @@ bool operator==(const NDArray& a, const NDArray& b) {
 void NDArray::CheckType(DType requested) const {
   if (!(requested == dtype_)) {
     throw InvalidArgument("NDArray holds " + std::string(dtype_.name()) +
-                          " elements, but they were accessed as " +
-                          std::string(requested.name()));
+                          " elements, but they were accessed as " + std::string(requested.name()));
   }
 }
 

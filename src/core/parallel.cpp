@@ -14,11 +14,10 @@ int HardwareThreads() {
   return threads == 0 ? 1 : static_cast<int>(threads);
 }
 
-void ParallelFor(std::int64_t count, int max_threads,
-                 const std::function<void(std::int64_t)>& fn) {
+void ParallelFor(std::int64_t count, int max_threads, const std::function<void(std::int64_t)>& fn) {
   if (count <= 0) return;
-  const int threads = static_cast<int>(
-      std::clamp<std::int64_t>(count, 1, std::max(1, max_threads)));
+  const int threads =
+      static_cast<int>(std::clamp<std::int64_t>(count, 1, std::max(1, max_threads)));
   std::atomic<std::int64_t> next{0};
   std::atomic<bool> failed{false};
   std::exception_ptr first_error;

@@ -31,10 +31,11 @@ std::int64_t ReadCgroupLimit(const char* path) {
 std::int64_t detect_total_mem() {
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGE_SIZE);
-  std::int64_t physical = pages > 0 && page_size > 0
-                              ? static_cast<std::int64_t>(pages) * static_cast<std::int64_t>(page_size)
-                              : 0;
-  for (const char* path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+  std::int64_t physical = pages > 0 && page_size > 0 ? static_cast<std::int64_t>(pages) *
+                                                           static_cast<std::int64_t>(page_size)
+                                                     : 0;
+  for (const char* path :
+       {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
     std::int64_t limit = ReadCgroupLimit(path);
     // cgroup v1 reports "no limit" as a huge page-rounded number; physical RAM wins.
     if (limit > 0 && (physical == 0 || limit < physical)) return limit;
@@ -97,8 +98,9 @@ void Spec::validate() const {
                           std::to_string(allowed_mem));
   }
   if (reserved_mem < 0 || total_mem < 0) {
-    throw InvalidArgument("Spec sizes cannot be negative (reserved_mem " + std::to_string(reserved_mem) +
-                          ", total_mem " + std::to_string(total_mem) + ")");
+    throw InvalidArgument("Spec sizes cannot be negative (reserved_mem " +
+                          std::to_string(reserved_mem) + ", total_mem " +
+                          std::to_string(total_mem) + ")");
   }
   if (allowed_mem <= reserved_mem) {
     throw InvalidArgument("Spec allowed_mem (" + format_bytes(allowed_mem) +
@@ -111,7 +113,8 @@ void Spec::validate() const {
                           "): no task could ever run; raise total_mem or lower allowed_mem");
   }
   if (executor != "sync" && executor != "threads" && executor != "mpi") {
-    throw InvalidArgument("Spec executor \"" + executor + "\" is unknown: expected sync, threads or mpi");
+    throw InvalidArgument("Spec executor \"" + executor +
+                          "\" is unknown: expected sync, threads or mpi");
   }
   if (max_workers < 0) {
     throw InvalidArgument("Spec max_workers must be >= 0, got " + std::to_string(max_workers));

@@ -35,9 +35,7 @@ class Buffer {
   bool empty() const { return size_ == 0; }
 
   std::span<std::byte> span() { return {data_, static_cast<std::size_t>(size_)}; }
-  std::span<const std::byte> span() const {
-    return {data_, static_cast<std::size_t>(size_)};
-  }
+  std::span<const std::byte> span() const { return {data_, static_cast<std::size_t>(size_)}; }
 
   // Shrinks the visible size to `new_size` <= capacity without reallocating.
   void Truncate(std::int64_t new_size);

@@ -20,8 +20,17 @@ enum class DTypeKind : std::uint8_t { kBool, kSignedInt, kUnsignedInt, kFloat };
 class DType {
  public:
   enum class Id : std::uint8_t {
-    kBool, kInt8, kInt16, kInt32, kInt64, kUInt8, kUInt16, kUInt32, kUInt64,
-    kFloat32, kFloat64,
+    kBool,
+    kInt8,
+    kInt16,
+    kInt32,
+    kInt64,
+    kUInt8,
+    kUInt16,
+    kUInt32,
+    kUInt64,
+    kFloat32,
+    kFloat64,
   };
 
   constexpr explicit DType(Id id) : id_(id) {}
@@ -29,19 +38,35 @@ class DType {
   constexpr Id id() const { return id_; }
   constexpr std::int64_t itemsize() const {
     switch (id_) {
-      case Id::kBool: case Id::kInt8: case Id::kUInt8: return 1;
-      case Id::kInt16: case Id::kUInt16: return 2;
-      case Id::kInt32: case Id::kUInt32: case Id::kFloat32: return 4;
-      default: return 8;
+      case Id::kBool:
+      case Id::kInt8:
+      case Id::kUInt8:
+        return 1;
+      case Id::kInt16:
+      case Id::kUInt16:
+        return 2;
+      case Id::kInt32:
+      case Id::kUInt32:
+      case Id::kFloat32:
+        return 4;
+      default:
+        return 8;
     }
   }
   constexpr DTypeKind kind() const {
     switch (id_) {
-      case Id::kBool: return DTypeKind::kBool;
-      case Id::kInt8: case Id::kInt16: case Id::kInt32: case Id::kInt64:
+      case Id::kBool:
+        return DTypeKind::kBool;
+      case Id::kInt8:
+      case Id::kInt16:
+      case Id::kInt32:
+      case Id::kInt64:
         return DTypeKind::kSignedInt;
-      case Id::kFloat32: case Id::kFloat64: return DTypeKind::kFloat;
-      default: return DTypeKind::kUnsignedInt;
+      case Id::kFloat32:
+      case Id::kFloat64:
+        return DTypeKind::kFloat;
+      default:
+        return DTypeKind::kUnsignedInt;
     }
   }
   // numpy's name: "bool", "int8", ..., "float64".
@@ -71,18 +96,30 @@ inline constexpr DType float64{DType::Id::kFloat64};
 // The DType of C++ type T (bool, int8_t, ..., double).
 template <class T>
 constexpr DType DTypeOf() {
-  if constexpr (std::is_same_v<T, bool>) return bool_;
-  else if constexpr (std::is_same_v<T, std::int8_t>) return int8;
-  else if constexpr (std::is_same_v<T, std::int16_t>) return int16;
-  else if constexpr (std::is_same_v<T, std::int32_t>) return int32;
-  else if constexpr (std::is_same_v<T, std::int64_t>) return int64;
-  else if constexpr (std::is_same_v<T, std::uint8_t>) return uint8;
-  else if constexpr (std::is_same_v<T, std::uint16_t>) return uint16;
-  else if constexpr (std::is_same_v<T, std::uint32_t>) return uint32;
-  else if constexpr (std::is_same_v<T, std::uint64_t>) return uint64;
-  else if constexpr (std::is_same_v<T, float>) return float32;
-  else if constexpr (std::is_same_v<T, double>) return float64;
-  else static_assert(sizeof(T) == 0, "not a Tessera element type");
+  if constexpr (std::is_same_v<T, bool>)
+    return bool_;
+  else if constexpr (std::is_same_v<T, std::int8_t>)
+    return int8;
+  else if constexpr (std::is_same_v<T, std::int16_t>)
+    return int16;
+  else if constexpr (std::is_same_v<T, std::int32_t>)
+    return int32;
+  else if constexpr (std::is_same_v<T, std::int64_t>)
+    return int64;
+  else if constexpr (std::is_same_v<T, std::uint8_t>)
+    return uint8;
+  else if constexpr (std::is_same_v<T, std::uint16_t>)
+    return uint16;
+  else if constexpr (std::is_same_v<T, std::uint32_t>)
+    return uint32;
+  else if constexpr (std::is_same_v<T, std::uint64_t>)
+    return uint64;
+  else if constexpr (std::is_same_v<T, float>)
+    return float32;
+  else if constexpr (std::is_same_v<T, double>)
+    return float64;
+  else
+    static_assert(sizeof(T) == 0, "not a Tessera element type");
 }
 
 template <class T>
@@ -95,17 +132,28 @@ struct TypeTag {
 template <class Fn>
 decltype(auto) VisitDType(DType dtype, Fn&& fn) {
   switch (dtype.id()) {
-    case DType::Id::kBool: return fn(TypeTag<bool>{});
-    case DType::Id::kInt8: return fn(TypeTag<std::int8_t>{});
-    case DType::Id::kInt16: return fn(TypeTag<std::int16_t>{});
-    case DType::Id::kInt32: return fn(TypeTag<std::int32_t>{});
-    case DType::Id::kInt64: return fn(TypeTag<std::int64_t>{});
-    case DType::Id::kUInt8: return fn(TypeTag<std::uint8_t>{});
-    case DType::Id::kUInt16: return fn(TypeTag<std::uint16_t>{});
-    case DType::Id::kUInt32: return fn(TypeTag<std::uint32_t>{});
-    case DType::Id::kUInt64: return fn(TypeTag<std::uint64_t>{});
-    case DType::Id::kFloat32: return fn(TypeTag<float>{});
-    case DType::Id::kFloat64: break;
+    case DType::Id::kBool:
+      return fn(TypeTag<bool>{});
+    case DType::Id::kInt8:
+      return fn(TypeTag<std::int8_t>{});
+    case DType::Id::kInt16:
+      return fn(TypeTag<std::int16_t>{});
+    case DType::Id::kInt32:
+      return fn(TypeTag<std::int32_t>{});
+    case DType::Id::kInt64:
+      return fn(TypeTag<std::int64_t>{});
+    case DType::Id::kUInt8:
+      return fn(TypeTag<std::uint8_t>{});
+    case DType::Id::kUInt16:
+      return fn(TypeTag<std::uint16_t>{});
+    case DType::Id::kUInt32:
+      return fn(TypeTag<std::uint32_t>{});
+    case DType::Id::kUInt64:
+      return fn(TypeTag<std::uint64_t>{});
+    case DType::Id::kFloat32:
+      return fn(TypeTag<float>{});
+    case DType::Id::kFloat64:
+      break;
   }
   return fn(TypeTag<double>{});
 }

@@ -11,8 +11,7 @@
 
 namespace tessera {
 
-void ParallelFor(std::int64_t count, int max_threads,
-                 const std::function<void(std::int64_t)>& fn);
+void ParallelFor(std::int64_t count, int max_threads, const std::function<void(std::int64_t)>& fn);
 
 // Hardware concurrency, at least 1.
 int HardwareThreads();

@@ -18,18 +18,17 @@
 namespace tessera {
 
 struct Spec {
-  std::int64_t allowed_mem = 0;   // per task, bytes (required, > reserved_mem)
-  std::int64_t reserved_mem = 0;  // per worker baseline, bytes
-  std::int64_t total_mem = 0;     // 0 = detect (cgroup limit or physical RAM)
-  std::string work_dir;           // "" = a fresh folder under the system temp dir
+  std::int64_t allowed_mem = 0;      // per task, bytes (required, > reserved_mem)
+  std::int64_t reserved_mem = 0;     // per worker baseline, bytes
+  std::int64_t total_mem = 0;        // 0 = detect (cgroup limit or physical RAM)
+  std::string work_dir;              // "" = a fresh folder under the system temp dir
   std::string executor = "threads";  // "sync", "threads", "mpi"
-  int max_workers = 0;            // 0 = hardware concurrency
+  int max_workers = 0;               // 0 = hardware concurrency
 
   // Builds a Spec from name/value strings: allowed_mem, reserved_mem, total_mem
   // (sizes as parse_bytes), work_dir, executor, max_workers. Unknown names and bad
   // values throw InvalidArgument. The result is validated.
-  static Spec from(
-      std::initializer_list<std::pair<std::string_view, std::string_view>> settings);
+  static Spec from(std::initializer_list<std::pair<std::string_view, std::string_view>> settings);
 
   Spec& set_allowed_mem(std::string_view size);
   Spec& set_reserved_mem(std::string_view size);

@@ -24,12 +24,12 @@
 namespace tessera {
 
 struct CodecConfig {
-  std::string id;               // "blosc", "zstd", "lz4", "zlib", "gzip"
-  std::string cname = "lz4";    // blosc only: lz4, lz4hc, zstd, blosclz, zlib
-  int level = 5;                // blosc clevel, zstd/zlib/gzip level
-  int shuffle = 1;              // blosc only: 0 none, 1 byte, 2 bit (numcodecs' values)
-  int blocksize = 0;            // blosc only: 0 = automatic
-  int acceleration = 1;         // lz4 only
+  std::string id;             // "blosc", "zstd", "lz4", "zlib", "gzip"
+  std::string cname = "lz4";  // blosc only: lz4, lz4hc, zstd, blosclz, zlib
+  int level = 5;              // blosc clevel, zstd/zlib/gzip level
+  int shuffle = 1;            // blosc only: 0 none, 1 byte, 2 bit (numcodecs' values)
+  int blocksize = 0;          // blosc only: 0 = automatic
+  int acceleration = 1;       // lz4 only
 
   friend bool operator==(const CodecConfig&, const CodecConfig&) = default;
 };

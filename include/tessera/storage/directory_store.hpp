@@ -20,13 +20,12 @@ namespace tessera {
 class DirectoryStore final : public Store {
  public:
   struct Options {
-    bool create = true;   // create the root directory when missing
-    bool fsync = false;   // fsync each value before the rename (survives power loss)
+    bool create = true;  // create the root directory when missing
+    bool fsync = false;  // fsync each value before the rename (survives power loss)
   };
 
   // Throws StorageError when the root is missing (and !create) or not a directory.
-  static std::shared_ptr<DirectoryStore> Open(const std::filesystem::path& root,
-                                              Options options);
+  static std::shared_ptr<DirectoryStore> Open(const std::filesystem::path& root, Options options);
   static std::shared_ptr<DirectoryStore> Open(const std::filesystem::path& root) {
     return Open(root, Options{});
   }

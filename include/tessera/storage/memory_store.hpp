@@ -29,7 +29,7 @@ class MemoryStore final : public Store {
  private:
   mutable std::mutex mutex_;
   std::map<std::string, Buffer, std::less<>> values_;  // GUARDED_BY(mutex_)
-  std::int64_t total_bytes_ = 0;                        // GUARDED_BY(mutex_)
+  std::int64_t total_bytes_ = 0;                       // GUARDED_BY(mutex_)
 };
 
 }  // namespace tessera

@@ -38,8 +38,8 @@ class ZarrArray {
   static ZarrArray Open(std::shared_ptr<Store> store, std::string path = "");
   // Writes .zarray (and .zattrs when attributes are given), replacing existing ones.
   // Validates the metadata first (InvalidArgument).
-  static ZarrArray Create(std::shared_ptr<Store> store, std::string path,
-                          ZarrMetadata metadata, ZarrAttributes attributes = {});
+  static ZarrArray Create(std::shared_ptr<Store> store, std::string path, ZarrMetadata metadata,
+                          ZarrAttributes attributes = {});
 
   const ZarrMetadata& metadata() const { return metadata_; }
   const ChunkGrid& grid() const { return grid_; }

@@ -49,9 +49,9 @@ struct ZarrMetadata {
   ByteOrder byte_order = ByteOrder::kLittle;  // of stored chunks; ignored for 1-byte types
   char order = 'C';                           // 'C' or 'F' (layout inside a chunk)
   FillValue fill_value = 0.0;
-  std::optional<CodecConfig> compressor;      // nullopt = uncompressed
-  std::vector<CodecConfig> filters;           // applied before the compressor on write
-  char dimension_separator = '.';             // '.' or '/'
+  std::optional<CodecConfig> compressor;  // nullopt = uncompressed
+  std::vector<CodecConfig> filters;       // applied before the compressor on write
+  char dimension_separator = '.';         // '.' or '/'
 
   ChunkGrid grid() const { return ChunkGrid(shape, chunks); }
   // Bytes of one full (unclipped) decoded chunk.
