@@ -1,1 +1,41 @@
+#include "tessera/core/shape.hpp"
+
 #include <gtest/gtest.h>
+
+#include <limits>
+
+#include "tessera/core/errors.hpp"
+
+namespace tessera {
+namespace {
+
+TEST(Shape, SizeIsProductAndOneFor0d) {
+  EXPECT_EQ(ShapeSize(Shape{}), 1);
+  EXPECT_EQ(ShapeSize(Shape{3, 4, 5}), 60);
+  EXPECT_EQ(ShapeSize(Shape{3, 0, 5}), 0);
+}
+
+TEST(Shape, OverflowIsAnError) {
+  const Index big = std::numeric_limits<Index>::max() / 2;
+  EXPECT_THROW(ShapeSize(Shape{big, 3}), InvalidArgument);
+  EXPECT_THROW(CheckedMul(big, 4), InvalidArgument);
+  EXPECT_THROW(CheckedAdd(std::numeric_limits<Index>::max(), 1), InvalidArgument);
+  EXPECT_EQ(CheckedMul(1 << 20, 1 << 20), Index{1} << 40);
+}
+
+TEST(Shape, ToStringUsesNumpyTupleNotation) {
+  EXPECT_EQ(ShapeToString(Shape{}), "()");
+  EXPECT_EQ(ShapeToString(Shape{7}), "(7,)");
+  EXPECT_EQ(ShapeToString(Shape{10000, 1000}), "(10000, 1000)");
+}
+
+TEST(Shape, CStrides) {
+  EXPECT_EQ(CStrides(Shape{2, 3, 4}), (Shape{12, 4, 1}));
+  EXPECT_EQ(CStrides(Shape{}), Shape{});
+  EXPECT_EQ(CeilDiv(10, 4), 3);
+  EXPECT_EQ(CeilDiv(0, 4), 0);
+  EXPECT_EQ(CeilDiv(8, 4), 2);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,1 +1,83 @@
 #include "tessera/storage/store.hpp"
+
+#include <string>
+
+#include "tessera/core/errors.hpp"
+
+namespace tessera {
+namespace {
+
+// The key as it should appear in a message: quoted, with control bytes escaped so a
+// NUL or newline inside a bad key stays visible.
+std::string QuoteKey(std::string_view key) {
+  std::string text = "\"";
+  for (char c : key) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || c == '"' || c == '\\') {
+      constexpr char kHex[] = "0123456789abcdef";
+      if (c == '"' || c == '\\') {
+        text += '\\';
+        text += c;
+      } else {
+        text += "\\x";
+        text += kHex[byte >> 4];
+        text += kHex[byte & 0xf];
+      }
+    } else {
+      text += c;
+    }
+  }
+  return text + "\"";
+}
+
+[[noreturn]] void ThrowBadKey(std::string_view key, std::string_view rule, std::string_view fix) {
+  throw InvalidArgument("invalid store key " + QuoteKey(key) + ": " + std::string(rule) + "; " +
+                        std::string(fix));
+}
+
+}  // namespace
+
+void ValidateKey(std::string_view key) {
+  if (key.empty()) {
+    ThrowBadKey(key, "the key is empty", "name an entry, e.g. \".zarray\" or \"0.0\"");
+  }
+  if (key.front() == '/') {
+    ThrowBadKey(key, "the key is absolute (starts with '/')",
+                "use a path relative to the store's root, without the leading '/'");
+  }
+  if (key.find('\\') != std::string_view::npos) {
+    ThrowBadKey(key, "the key contains a backslash", "separate path segments with '/'");
+  }
+  if (key.find('\0') != std::string_view::npos) {
+    ThrowBadKey(key, "the key contains a NUL byte", "remove the NUL byte");
+  }
+  std::size_t start = 0;
+  while (true) {
+    std::size_t end = key.find('/', start);
+    std::string_view segment =
+        key.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    if (segment.empty()) {
+      ThrowBadKey(key, "the key has an empty segment (\"//\" or a trailing '/')",
+                  "remove the doubled or trailing '/'");
+    }
+    if (segment == "." || segment == "..") {
+      ThrowBadKey(key, "the key has a \"" + std::string(segment) + "\" segment",
+                  "keys name entries below the root; spell the path without \".\" and \"..\"");
+    }
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+}
+
+std::string JoinKey(std::string_view prefix, std::string_view key) {
+  if (prefix.empty()) return std::string(key);
+  if (key.empty()) return std::string(prefix);
+  std::string joined(prefix);
+  if (joined.back() != '/') joined += '/';
+  joined += key;
+  return joined;
+}
+
+std::string Store::DescribeKey(std::string_view key) const { return JoinKey(Describe(), key); }
+
+}  // namespace tessera

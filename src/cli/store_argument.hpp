@@ -1,0 +1,28 @@
+// The STORE argument shared by `tessera` commands: a path to an existing directory
+// store (a Zarr array or group on local disk).
+//
+//   std::string path;
+//   AddStoreArgument(*subcommand, path);            // positional, required
+//   auto store = OpenStoreArgument(path);           // after parsing
+//
+// Opening never creates anything: a missing path or a path that is not a directory is
+// the user's mistake and throws StorageError naming the path.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "tessera/storage/directory_store.hpp"
+
+namespace tessera::cli {
+
+// Registers the positional STORE argument on `command`, stored into `path`.
+// `path` must outlive the parse.
+void AddStoreArgument(CLI::App& command, std::string& path);
+
+// Opens `path` read-only (nothing is created). Throws StorageError when it does not
+// exist or is not a directory.
+std::shared_ptr<DirectoryStore> OpenStoreArgument(const std::string& path);
+
+}  // namespace tessera::cli

@@ -1,0 +1,69 @@
+#include "tessera/storage/memory_store.hpp"
+
+#include <utility>
+
+namespace tessera {
+
+std::optional<Buffer> MemoryStore::Get(std::string_view key) const {
+  ValidateKey(key);
+  std::lock_guard lock(mutex_);
+  auto it = values_.find(key);
+  if (it == values_.end()) return std::nullopt;
+  return it->second.Clone();
+}
+
+void MemoryStore::Set(std::string_view key, std::span<const std::byte> value) {
+  ValidateKey(key);
+  // Copy outside the lock: readers of other keys are not held up by a large value.
+  Buffer copy = Buffer::CopyOf(value);
+  Buffer old;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = values_.find(key);
+    if (it == values_.end()) {
+      total_bytes_ += copy.size();
+      values_.emplace(std::string(key), std::move(copy));
+    } else {
+      total_bytes_ += copy.size() - it->second.size();
+      old = std::exchange(it->second, std::move(copy));
+    }
+  }
+  // `old` is freed here, after the lock is released.
+}
+
+bool MemoryStore::Erase(std::string_view key) {
+  ValidateKey(key);
+  Buffer old;
+  std::lock_guard lock(mutex_);
+  auto it = values_.find(key);
+  if (it == values_.end()) return false;
+  total_bytes_ -= it->second.size();
+  old = std::move(it->second);
+  values_.erase(it);
+  return true;
+}
+
+std::vector<std::string> MemoryStore::List(std::string_view prefix) const {
+  std::vector<std::string> keys;
+  std::lock_guard lock(mutex_);
+  for (auto it = values_.lower_bound(prefix); it != values_.end() && it->first.starts_with(prefix);
+       ++it) {
+    keys.push_back(it->first);
+  }
+  return keys;
+}
+
+std::optional<std::int64_t> MemoryStore::SizeOf(std::string_view key) const {
+  ValidateKey(key);
+  std::lock_guard lock(mutex_);
+  auto it = values_.find(key);
+  if (it == values_.end()) return std::nullopt;
+  return it->second.size();
+}
+
+std::int64_t MemoryStore::TotalBytes() const {
+  std::lock_guard lock(mutex_);
+  return total_bytes_;
+}
+
+}  // namespace tessera
