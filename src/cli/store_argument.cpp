@@ -8,8 +8,7 @@
 namespace tessera::cli {
 
 void AddStoreArgument(CLI::App& command, std::string& path) {
-  command.add_option("STORE", path, "Path to a Zarr v2 array or group (a directory)")
-      ->required();
+  command.add_option("STORE", path, "Path to a Zarr v2 array or group (a directory)")->required();
 }
 
 std::shared_ptr<DirectoryStore> OpenStoreArgument(const std::string& path) {
@@ -24,8 +23,9 @@ std::shared_ptr<DirectoryStore> OpenStoreArgument(const std::string& path) {
                        " (expected a Zarr store, i.e. a directory holding .zarray or .zgroup)");
   }
   if (!fs::is_directory(status)) {
-    throw StorageError(path + " is not a directory (a Zarr store is a directory holding "
-                              ".zarray or .zgroup; pass the directory, not a file inside it)");
+    throw StorageError(path +
+                       " is not a directory (a Zarr store is a directory holding "
+                       ".zarray or .zgroup; pass the directory, not a file inside it)");
   }
   return DirectoryStore::Open(path, DirectoryStore::Options{.create = false, .fsync = false});
 }

@@ -1,0 +1,362 @@
+#include "info_command.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <system_error>
+#include <variant>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "store_argument.hpp"
+#include "tessera/core/byte_size.hpp"
+#include "tessera/core/errors.hpp"
+#include "tessera/core/shape.hpp"
+#include "tessera/storage/zarr_array.hpp"
+
+namespace tessera::cli {
+namespace {
+
+using nlohmann::ordered_json;
+
+// Everything `info` reports about one array.
+struct ArraySummary {
+  std::string where;  // the array's directory, for display
+  ZarrMetadata metadata;
+  ZarrAttributes attributes;
+  Shape grid_shape;
+  Index chunks_expected = 0;
+  Index chunks_stored = 0;
+  std::int64_t logical_bytes = 0;
+  std::int64_t stored_bytes = 0;
+  // Decoded size of the stored chunks / their stored size; nullopt when none is stored.
+  // Missing chunks are left out on both sides, so a sparse array's ratio is not inflated.
+  std::optional<double> compression_ratio;
+};
+
+ArraySummary SummarizeArray(const std::shared_ptr<DirectoryStore>& store, const std::string& path) {
+  const ZarrArray array = ZarrArray::Open(store, path);
+  ArraySummary summary;
+  summary.where = path.empty() ? store->Describe() : store->DescribeKey(path);
+  summary.metadata = array.metadata();
+  summary.attributes = array.attributes();
+  summary.grid_shape = array.grid().grid_shape();
+  summary.chunks_expected = array.grid().num_blocks();
+  const ZarrArray::StoredChunks stored = array.CountStoredChunks();
+  summary.chunks_stored = stored.count;
+  summary.stored_bytes = stored.bytes;
+  summary.logical_bytes =
+      CheckedMul(ShapeSize(summary.metadata.shape), summary.metadata.dtype.itemsize());
+  if (stored.count > 0 && stored.bytes > 0) {
+    // Every stored chunk decodes to a full chunk, edge chunks included (zarr pads them).
+    const double decoded =
+        static_cast<double>(stored.count) * static_cast<double>(summary.metadata.chunk_nbytes());
+    summary.compression_ratio = decoded / static_cast<double>(stored.bytes);
+  }
+  return summary;
+}
+
+// Shortest text that reads back as the same double ("0.1", "1e+300").
+std::string FormatDouble(double value) {
+  char text[64];
+  const auto result = std::to_chars(text, text + sizeof(text), value);
+  return std::string(text, result.ptr);
+}
+
+std::string FillValueText(const FillValue& fill) {
+  return std::visit(
+      [](const auto& value) -> std::string {
+        using T = std::decay_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          return "null";
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return value ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, double>) {
+          if (std::isnan(value)) return "NaN";
+          if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
+          return FormatDouble(value);
+        } else {
+          return std::to_string(value);
+        }
+      },
+      fill);
+}
+
+// Zarr's JSON spelling: non-finite floats are the strings "NaN", "Infinity", "-Infinity".
+ordered_json FillValueJson(const FillValue& fill) {
+  return std::visit(
+      [](const auto& value) -> ordered_json {
+        using T = std::decay_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          return nullptr;
+        } else if constexpr (std::is_same_v<T, double>) {
+          if (!std::isfinite(value)) return FillValueText(value);
+          return value;
+        } else {
+          return value;
+        }
+      },
+      fill);
+}
+
+ordered_json CodecJson(const CodecConfig& codec) {
+  ordered_json json = {{"id", codec.id}, {"description", DescribeCodec(codec)}};
+  if (codec.id == "blosc") {
+    json["cname"] = codec.cname;
+    json["clevel"] = codec.level;
+    json["shuffle"] = codec.shuffle;
+    json["blocksize"] = codec.blocksize;
+  } else if (codec.id == "lz4") {
+    json["acceleration"] = codec.acceleration;
+  } else {
+    json["level"] = codec.level;
+  }
+  return json;
+}
+
+std::string CodecText(const std::optional<CodecConfig>& codec) {
+  return codec ? DescribeCodec(*codec) : "none";
+}
+
+std::string FiltersText(const std::vector<CodecConfig>& filters) {
+  if (filters.empty()) return "none";
+  std::string text;
+  for (const CodecConfig& filter : filters) {
+    if (!text.empty()) text += ", ";
+    text += DescribeCodec(filter);
+  }
+  return text;
+}
+
+std::string NamesText(const std::vector<std::string>& names) {
+  std::string text = "(";
+  for (std::size_t dim = 0; dim < names.size(); ++dim) {
+    if (dim > 0) text += ", ";
+    text += names[dim];
+  }
+  return text + ")";
+}
+
+std::string BytesText(std::int64_t bytes) {
+  return format_bytes(bytes) + " (" + std::to_string(bytes) + " bytes)";
+}
+
+std::string RatioText(const std::optional<double>& ratio) {
+  if (!ratio) return "n/a (no chunk stored)";
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(2) << *ratio << "x";
+  return text.str();
+}
+
+std::string Typestr(const ZarrMetadata& metadata) {
+  return ZarrTypestr(metadata.dtype, metadata.byte_order);
+}
+
+void WriteRow(std::ostream& out, std::string_view label, const std::string& value) {
+  constexpr int kLabelWidth = 20;  // fits the longest label, "compression ratio"
+  out << "  " << std::left << std::setw(kLabelWidth) << label << value << '\n';
+}
+
+void WriteArrayText(std::ostream& out, const ArraySummary& summary) {
+  const ZarrMetadata& metadata = summary.metadata;
+  out << "Zarr array " << summary.where << '\n';
+  WriteRow(out, "shape", ShapeToString(metadata.shape));
+  WriteRow(out, "dtype", std::string(metadata.dtype.name()) + " (" + Typestr(metadata) + ")");
+  WriteRow(out, "chunks", ShapeToString(metadata.chunks));
+  WriteRow(out, "order", std::string(1, metadata.order));
+  WriteRow(out, "grid", ShapeToString(summary.grid_shape) + " blocks");
+  WriteRow(
+      out, "chunks stored",
+      std::to_string(summary.chunks_stored) + " of " + std::to_string(summary.chunks_expected));
+  WriteRow(out, "codec", CodecText(metadata.compressor));
+  WriteRow(out, "filters", FiltersText(metadata.filters));
+  WriteRow(out, "fill value", FillValueText(metadata.fill_value));
+  WriteRow(out, "separator", std::string("\"") + metadata.dimension_separator + "\"");
+  if (!summary.attributes.dimension_names.empty()) {
+    WriteRow(out, "dimensions", NamesText(summary.attributes.dimension_names));
+  }
+  WriteRow(out, "logical size", BytesText(summary.logical_bytes));
+  WriteRow(out, "stored size", BytesText(summary.stored_bytes));
+  WriteRow(out, "compression ratio", RatioText(summary.compression_ratio));
+}
+
+ordered_json ArrayJson(const ArraySummary& summary) {
+  const ZarrMetadata& metadata = summary.metadata;
+  ordered_json json;
+  json["kind"] = "array";
+  json["path"] = summary.where;
+  json["shape"] = metadata.shape;
+  json["dtype"] = std::string(metadata.dtype.name());
+  json["typestr"] = Typestr(metadata);
+  json["chunks"] = metadata.chunks;
+  json["order"] = std::string(1, metadata.order);
+  json["grid"] = summary.grid_shape;
+  json["chunks_stored"] = summary.chunks_stored;
+  json["chunks_expected"] = summary.chunks_expected;
+  json["codec"] = CodecText(metadata.compressor);
+  json["compressor"] = metadata.compressor ? CodecJson(*metadata.compressor) : ordered_json();
+  json["filters"] = ordered_json::array();
+  for (const CodecConfig& filter : metadata.filters) json["filters"].push_back(CodecJson(filter));
+  json["fill_value"] = FillValueJson(metadata.fill_value);
+  json["dimension_separator"] = std::string(1, metadata.dimension_separator);
+  json["dimension_names"] = summary.attributes.dimension_names.empty()
+                                ? ordered_json()
+                                : ordered_json(summary.attributes.dimension_names);
+  json["logical_bytes"] = summary.logical_bytes;
+  json["stored_bytes"] = summary.stored_bytes;
+  json["compression_ratio"] =
+      summary.compression_ratio ? ordered_json(*summary.compression_ratio) : ordered_json();
+  return json;
+}
+
+// Members of a group, found by walking directories: a directory with .zarray is an
+// array, one with .zgroup is a subgroup (walked in turn). Arrays are not descended
+// into, so chunk files are never listed. A directory reached twice (through a symbolic
+// link) is listed once, so link cycles end. Paths are '/'-joined, sorted.
+struct GroupMembers {
+  std::vector<std::string> arrays;
+  std::vector<std::string> groups;
+};
+
+class GroupWalker {
+ public:
+  explicit GroupWalker(std::filesystem::path root) : root_(std::move(root)) { FirstVisit(root_); }
+
+  GroupMembers Walk() {
+    GroupMembers members;
+    Collect("", members);
+    return members;
+  }
+
+ private:
+  // False when `directory` (after resolving links) was seen before.
+  bool FirstVisit(const std::filesystem::path& directory) {
+    std::error_code error;
+    const std::filesystem::path canonical = std::filesystem::canonical(directory, error);
+    return error ? false : visited_.insert(canonical.string()).second;
+  }
+
+  void Collect(const std::string& prefix, GroupMembers& members) {
+    namespace fs = std::filesystem;
+    const fs::path directory = prefix.empty() ? root_ : root_ / prefix;
+    std::vector<std::string> names;
+    std::error_code error;
+    for (fs::directory_iterator entry(directory, error), end; !error && entry != end;
+         entry.increment(error)) {
+      const std::string name = entry->path().filename().string();
+      if (name.starts_with('.')) continue;  // metadata, temporaries, hidden files
+      std::error_code type_error;
+      if (entry->is_directory(type_error)) names.push_back(name);
+    }
+    if (error) {
+      throw StorageError("cannot list " + directory.string() + ": " + error.message());
+    }
+    std::sort(names.begin(), names.end());
+    for (const std::string& name : names) {
+      const std::string member = prefix.empty() ? name : prefix + "/" + name;
+      const fs::path path = root_ / member;
+      std::error_code exists_error;
+      if (fs::is_regular_file(path / ".zarray", exists_error)) {
+        if (FirstVisit(path)) members.arrays.push_back(member);
+      } else if (fs::is_regular_file(path / ".zgroup", exists_error) && FirstVisit(path)) {
+        members.groups.push_back(member);
+        Collect(member, members);
+      }
+    }
+  }
+
+  std::filesystem::path root_;
+  std::set<std::string> visited_;  // canonical paths of the directories listed so far
+};
+
+void WriteGroupText(std::ostream& out, const std::string& where,
+                    const std::vector<ArraySummary>& arrays, const std::vector<std::string>& groups,
+                    const std::vector<std::string>& array_names) {
+  out << "Zarr group " << where << '\n';
+  out << "  arrays (" << arrays.size() << ")" << (arrays.empty() ? "" : ":") << '\n';
+  std::size_t name_width = 0;
+  for (const std::string& name : array_names) name_width = std::max(name_width, name.size());
+  for (std::size_t member = 0; member < arrays.size(); ++member) {
+    const ZarrMetadata& metadata = arrays[member].metadata;
+    out << "    " << std::left << std::setw(static_cast<int>(name_width) + 2) << array_names[member]
+        << "shape " << ShapeToString(metadata.shape) << "  dtype " << metadata.dtype.name() << " ("
+        << Typestr(metadata) << ")  chunks " << ShapeToString(metadata.chunks);
+    if (!arrays[member].attributes.dimension_names.empty()) {
+      out << "  dims " << NamesText(arrays[member].attributes.dimension_names);
+    }
+    out << '\n';
+  }
+  if (!groups.empty()) {
+    out << "  groups (" << groups.size() << "):\n";
+    for (const std::string& group : groups) out << "    " << group << '\n';
+  }
+}
+
+}  // namespace
+
+InfoCommand::InfoCommand(CLI::App& app)
+    : command_(app.add_subcommand(
+          "info",
+          "Show a Zarr array's shape, dtype, chunks, codec and sizes, or a group's arrays")) {
+  AddStoreArgument(*command_, store_path_);
+  command_->add_flag("--json", json_, "Print one JSON object instead of text");
+}
+
+void InfoCommand::Run(std::ostream& out) const {
+  const std::shared_ptr<DirectoryStore> store = OpenStoreArgument(store_path_);
+  const bool is_array = store->Contains(".zarray");
+  if (is_array) {
+    const ArraySummary summary = SummarizeArray(store, "");
+    if (json_) {
+      out << ArrayJson(summary).dump(2) << '\n';
+    } else {
+      WriteArrayText(out, summary);
+    }
+    return;
+  }
+  if (!IsZarrGroup(*store, "")) {
+    throw FormatError(store_path_ +
+                      " is neither a Zarr array nor a Zarr group (it has no .zarray or .zgroup)");
+  }
+  const GroupMembers members = GroupWalker(store->root()).Walk();
+  std::vector<ArraySummary> arrays;
+  arrays.reserve(members.arrays.size());
+  for (const std::string& member : members.arrays) {
+    const ZarrArray array = ZarrArray::Open(store, member);
+    ArraySummary summary;
+    summary.where = store->DescribeKey(member);
+    summary.metadata = array.metadata();
+    summary.attributes = array.attributes();
+    arrays.push_back(std::move(summary));
+  }
+  if (!json_) {
+    WriteGroupText(out, store->Describe(), arrays, members.groups, members.arrays);
+    return;
+  }
+  ordered_json json;
+  json["kind"] = "group";
+  json["path"] = store->Describe();
+  json["arrays"] = ordered_json::array();
+  for (std::size_t member = 0; member < arrays.size(); ++member) {
+    const ZarrMetadata& metadata = arrays[member].metadata;
+    ordered_json entry;
+    entry["name"] = members.arrays[member];
+    entry["shape"] = metadata.shape;
+    entry["dtype"] = std::string(metadata.dtype.name());
+    entry["typestr"] = Typestr(metadata);
+    entry["chunks"] = metadata.chunks;
+    entry["dimension_names"] = arrays[member].attributes.dimension_names.empty()
+                                   ? ordered_json()
+                                   : ordered_json(arrays[member].attributes.dimension_names);
+    json["arrays"].push_back(std::move(entry));
+  }
+  json["groups"] = members.groups;
+  out << json.dump(2) << '\n';
+}
+
+}  // namespace tessera::cli

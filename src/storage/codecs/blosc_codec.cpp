@@ -1,0 +1,207 @@
+#include "blosc_codec.hpp"
+
+#include <blosc.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "tessera/core/errors.hpp"
+
+namespace tessera::codecs {
+namespace {
+
+// The compressors numcodecs offers that Tessera supports (snappy is left out: Debian's
+// libblosc may lack it and zarr-python never defaults to it).
+constexpr std::array<std::string_view, 5> kCnames = {"lz4", "lz4hc", "zstd", "blosclz", "zlib"};
+
+// Largest input blosc 1.x compresses: its header stores sizes as int32.
+constexpr std::int64_t kMaxBloscInput = BLOSC_MAX_BUFFERSIZE;
+
+std::string AcceptedCnames() {
+  std::string names;
+  for (std::string_view name : kCnames) {
+    if (!names.empty()) names += ", ";
+    names += name;
+  }
+  return names;
+}
+
+// numcodecs' AUTOSHUFFLE: bit-shuffle single bytes, byte-shuffle wider items.
+int ResolveShuffle(int shuffle, std::int64_t itemsize) {
+  if (shuffle != kBloscAutoShuffle) return shuffle;
+  return itemsize == 1 ? BLOSC_BITSHUFFLE : BLOSC_SHUFFLE;
+}
+
+std::size_t LoadLittleEndian32(const std::byte* in) {
+  std::size_t value = 0;
+  for (std::size_t index = 0; index < 4; ++index) {
+    value |= std::to_integer<std::size_t>(in[index]) << (8 * index);
+  }
+  return value;
+}
+
+// A compressed blosc frame is the header, one 32-bit start offset per block, then the
+// blocks. Every offset must point past the offset table and inside the frame, so that
+// libblosc never reads outside `encoded` when it follows them.
+void CheckBlockOffsets(std::span<const std::byte> encoded, std::size_t nbytes,
+                       std::size_t blocksize) {
+  const std::size_t nblocks = nbytes / blocksize + (nbytes % blocksize != 0 ? 1 : 0);
+  const std::size_t first_block = BLOSC_MIN_HEADER_LENGTH + 4 * nblocks;
+  if (first_block > encoded.size()) {
+    throw FormatError("blosc header implies " + std::to_string(nblocks) + " blocks, whose " +
+                      std::to_string(first_block) + "-byte offset table exceeds the " +
+                      std::to_string(encoded.size()) + "-byte chunk");
+  }
+  for (std::size_t block = 0; block < nblocks; ++block) {
+    const std::size_t offset =
+        LoadLittleEndian32(encoded.data() + BLOSC_MIN_HEADER_LENGTH + 4 * block);
+    if (offset < first_block || offset >= encoded.size()) {
+      throw FormatError("blosc block " + std::to_string(block) + " starts at byte " +
+                        std::to_string(offset) + ", outside the data area " +
+                        std::to_string(first_block) + ".." + std::to_string(encoded.size()) +
+                        " of the chunk");
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<int> ParseBloscShuffle(std::string_view text) {
+  if (text == "noshuffle" || text == "none" || text == "0") return BLOSC_NOSHUFFLE;
+  if (text == "shuffle" || text == "byte" || text == "byteshuffle" || text == "1") {
+    return BLOSC_SHUFFLE;
+  }
+  if (text == "bitshuffle" || text == "bit" || text == "2") return BLOSC_BITSHUFFLE;
+  if (text == "autoshuffle" || text == "auto" || text == "-1") return kBloscAutoShuffle;
+  return std::nullopt;
+}
+
+std::string BloscShuffleName(int shuffle) {
+  switch (shuffle) {
+    case BLOSC_NOSHUFFLE:
+      return "noshuffle";
+    case BLOSC_SHUFFLE:
+      return "shuffle";
+    case BLOSC_BITSHUFFLE:
+      return "bitshuffle";
+    case kBloscAutoShuffle:
+      return "autoshuffle";
+    default:
+      return "shuffle " + std::to_string(shuffle);
+  }
+}
+
+BloscCodec::BloscCodec(const CodecConfig& config) : config_(config) {
+  bool known = false;
+  for (std::string_view name : kCnames) known = known || name == config.cname;
+  if (!known) {
+    throw InvalidArgument("blosc cname '" + config.cname + "' is not supported; use one of " +
+                          AcceptedCnames());
+  }
+  if (blosc_compname_to_compcode(config.cname.c_str()) < 0) {
+    throw InvalidArgument("this libblosc was built without the '" + config.cname +
+                          "' compressor; use one of " + blosc_list_compressors());
+  }
+  if (config.level < 0 || config.level > 9) {
+    throw InvalidArgument("blosc level must be 0..9, got " + std::to_string(config.level));
+  }
+  if (config.shuffle < kBloscAutoShuffle || config.shuffle > BLOSC_BITSHUFFLE) {
+    throw InvalidArgument(
+        "blosc shuffle must be 0 (noshuffle), 1 (shuffle), 2 (bitshuffle) "
+        "or -1 (autoshuffle), got " +
+        std::to_string(config.shuffle));
+  }
+  if (config.blocksize < 0) {
+    throw InvalidArgument("blosc blocksize must be 0 (automatic) or positive, got " +
+                          std::to_string(config.blocksize));
+  }
+}
+
+Buffer BloscCodec::Encode(std::span<const std::byte> raw, std::int64_t itemsize) const {
+  if (itemsize < 1) {
+    throw InvalidArgument("blosc Encode needs itemsize >= 1, got " + std::to_string(itemsize));
+  }
+  const auto raw_size = static_cast<std::int64_t>(raw.size());
+  if (raw_size > kMaxBloscInput) {
+    throw InvalidArgument("blosc cannot compress a chunk of " + std::to_string(raw_size) +
+                          " bytes; its limit is " + std::to_string(kMaxBloscInput) +
+                          " bytes: use smaller chunks or the zstd codec");
+  }
+  Buffer encoded(MaxEncodedSize(raw_size));
+  const int written = blosc_compress_ctx(
+      config_.level, ResolveShuffle(config_.shuffle, itemsize), static_cast<std::size_t>(itemsize),
+      raw.size(), raw.data(), encoded.data(), static_cast<std::size_t>(encoded.size()),
+      config_.cname.c_str(), static_cast<std::size_t>(config_.blocksize),
+      /*numinternalthreads=*/1);
+  if (written <= 0) {
+    throw Error("blosc_compress_ctx failed with code " + std::to_string(written) + " on " +
+                std::to_string(raw_size) + " bytes (" + config_.cname + ")");
+  }
+  encoded.Truncate(written);
+  return encoded;
+}
+
+void BloscCodec::Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const {
+  if (encoded.size() < BLOSC_MIN_HEADER_LENGTH) {
+    throw FormatError("blosc chunk has " + std::to_string(encoded.size()) +
+                      " bytes, fewer than the " + std::to_string(BLOSC_MIN_HEADER_LENGTH) +
+                      "-byte blosc header: truncated, or not blosc data");
+  }
+  std::size_t nbytes = 0;
+  std::size_t cbytes = 0;
+  std::size_t blocksize = 0;
+  blosc_cbuffer_sizes(encoded.data(), &nbytes, &cbytes, &blocksize);
+  if (nbytes != out.size()) {
+    throw FormatError("blosc header claims " + std::to_string(nbytes) +
+                      " decoded bytes, expected " + std::to_string(out.size()) +
+                      " (the chunk's size)");
+  }
+  if (cbytes != encoded.size()) {
+    throw FormatError("blosc header claims " + std::to_string(cbytes) +
+                      " compressed bytes, but the chunk has " + std::to_string(encoded.size()) +
+                      ": truncated or padded");
+  }
+  std::size_t validated_nbytes = 0;
+  if (blosc_cbuffer_validate(encoded.data(), encoded.size(), &validated_nbytes) != 0 ||
+      validated_nbytes != nbytes) {
+    throw FormatError("blosc header of " + std::to_string(encoded.size()) +
+                      "-byte chunk failed libblosc's validation");
+  }
+  std::size_t typesize = 0;
+  int flags = 0;
+  blosc_cbuffer_metainfo(encoded.data(), &typesize, &flags);
+  if (nbytes == 0) return;  // Nothing to decode; blosc would only read the header.
+  // libblosc divides by typesize and blocksize and allocates blocksize-sized scratch, so
+  // both must be sane before it runs: blosc never writes a block larger than the buffer.
+  if (typesize == 0) throw FormatError("blosc header claims typesize 0");
+  if (blocksize == 0 || blocksize > nbytes) {
+    throw FormatError("blosc header claims blocksize " + std::to_string(blocksize) +
+                      ", expected 1.." + std::to_string(nbytes) + " for " + std::to_string(nbytes) +
+                      " decoded bytes");
+  }
+  const auto memcpyed = static_cast<unsigned>(flags) & BLOSC_MEMCPYED;
+  if (memcpyed != 0 && cbytes != nbytes + BLOSC_MAX_OVERHEAD) {
+    throw FormatError("blosc header marks an uncompressed copy of " + std::to_string(nbytes) +
+                      " bytes, but the chunk has " + std::to_string(cbytes) + " bytes, expected " +
+                      std::to_string(nbytes + BLOSC_MAX_OVERHEAD));
+  }
+  if (memcpyed == 0) CheckBlockOffsets(encoded, nbytes, blocksize);
+  const int decoded =
+      blosc_decompress_ctx(encoded.data(), out.data(), out.size(), /*numinternalthreads=*/1);
+  if (decoded < 0 || static_cast<std::size_t>(decoded) != nbytes) {
+    throw FormatError("blosc failed to decompress a " + std::to_string(encoded.size()) +
+                      "-byte chunk into " + std::to_string(nbytes) + " bytes (code " +
+                      std::to_string(decoded) + "): corrupt data");
+  }
+}
+
+std::int64_t BloscCodec::MaxEncodedSize(std::int64_t raw_size) const {
+  if (raw_size < 0) {
+    throw InvalidArgument("MaxEncodedSize needs raw_size >= 0, got " + std::to_string(raw_size));
+  }
+  return raw_size + BLOSC_MAX_OVERHEAD;
+}
+
+}  // namespace tessera::codecs

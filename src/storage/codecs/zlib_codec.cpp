@@ -1,0 +1,170 @@
+#include "zlib_codec.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <limits>
+#include <new>
+#include <string>
+
+#include "tessera/core/errors.hpp"
+
+namespace tessera::codecs {
+namespace {
+
+// 32 KiB history, the maximum and what Python's zlib uses; +16 asks zlib for a gzip wrapper.
+constexpr int kZlibWindowBits = MAX_WBITS;
+constexpr int kGzipWindowBits = MAX_WBITS + 16;
+// zlib's default memLevel (8), as Python uses.
+constexpr int kMemLevel = 8;
+// A gzip member's 10-byte header and 8-byte trailer replace zlib's 2 + 4 bytes, which
+// compressBound already counts.
+constexpr std::int64_t kGzipExtraBytes = 10 + 8 - 6;
+// z_stream counts in uInt; larger spans are fed in pieces of at most this size.
+constexpr std::size_t kMaxPiece = std::numeric_limits<uInt>::max();
+
+// Moves up to kMaxPiece bytes of a span into zlib's (pointer, count) pair when zlib has
+// consumed the previous piece.
+template <typename Byte>
+void Refill(Byte*& next, uInt& avail, std::span<Byte>& rest) {
+  if (avail != 0 || rest.empty()) return;
+  const std::size_t piece = std::min(rest.size(), kMaxPiece);
+  next = rest.data();
+  avail = static_cast<uInt>(piece);
+  rest = rest.subspan(piece);
+}
+
+// Owns an initialized deflate or inflate stream and ends it on scope exit.
+class DeflateStream {
+ public:
+  DeflateStream(int level, int window_bits) {
+    const int status =
+        deflateInit2(&stream_, level, Z_DEFLATED, window_bits, kMemLevel, Z_DEFAULT_STRATEGY);
+    if (status == Z_MEM_ERROR) throw std::bad_alloc();
+    if (status != Z_OK) throw Error("deflateInit2 failed with code " + std::to_string(status));
+  }
+  ~DeflateStream() { deflateEnd(&stream_); }
+  DeflateStream(const DeflateStream&) = delete;
+  DeflateStream& operator=(const DeflateStream&) = delete;
+  z_stream* get() { return &stream_; }
+
+ private:
+  z_stream stream_{};
+};
+
+class InflateStream {
+ public:
+  explicit InflateStream(int window_bits) {
+    const int status = inflateInit2(&stream_, window_bits);
+    if (status == Z_MEM_ERROR) throw std::bad_alloc();
+    if (status != Z_OK) throw Error("inflateInit2 failed with code " + std::to_string(status));
+  }
+  ~InflateStream() { inflateEnd(&stream_); }
+  InflateStream(const InflateStream&) = delete;
+  InflateStream& operator=(const InflateStream&) = delete;
+  z_stream* get() { return &stream_; }
+
+ private:
+  z_stream stream_{};
+};
+
+}  // namespace
+
+ZlibCodec::ZlibCodec(const CodecConfig& config) : config_(config), window_bits_(0) {
+  if (config.id == "zlib") {
+    window_bits_ = kZlibWindowBits;
+  } else if (config.id == "gzip") {
+    window_bits_ = kGzipWindowBits;
+  } else {
+    throw InvalidArgument("ZlibCodec handles ids 'zlib' and 'gzip', got '" + config.id + "'");
+  }
+  if (config.level < Z_DEFAULT_COMPRESSION || config.level > Z_BEST_COMPRESSION) {
+    throw InvalidArgument(config.id + " level must be -1..9, got " + std::to_string(config.level));
+  }
+}
+
+Buffer ZlibCodec::Encode(std::span<const std::byte> raw, std::int64_t /*itemsize*/) const {
+  DeflateStream deflater(config_.level, window_bits_);
+  z_stream* stream = deflater.get();
+  // deflateBound is exact for these settings; MaxEncodedSize is the same bound computed
+  // without a stream. Take the larger so that one Z_FINISH pass always fits.
+  const auto bound = static_cast<std::int64_t>(deflateBound(stream, raw.size()));
+  Buffer encoded(std::max(bound, MaxEncodedSize(static_cast<std::int64_t>(raw.size()))));
+
+  // zlib never writes through next_in; its API lacks const.
+  auto* raw_bytes = const_cast<Bytef*>(reinterpret_cast<const Bytef*>(raw.data()));
+  std::span<Bytef> input(raw_bytes, raw.size());
+  std::span<Bytef> output(reinterpret_cast<Bytef*>(encoded.data()),
+                          static_cast<std::size_t>(encoded.size()));
+  while (true) {
+    Refill(stream->next_in, stream->avail_in, input);
+    Refill(stream->next_out, stream->avail_out, output);
+    const int flush = input.empty() ? Z_FINISH : Z_NO_FLUSH;
+    const int status = deflate(stream, flush);
+    if (status == Z_STREAM_END) break;
+    if (status != Z_OK && !(status == Z_BUF_ERROR && stream->avail_out != 0)) {
+      throw Error(config_.id + " compression of " + std::to_string(raw.size()) +
+                  " bytes failed with code " + std::to_string(status));
+    }
+  }
+  encoded.Truncate(static_cast<std::int64_t>(stream->total_out));
+  return encoded;
+}
+
+void ZlibCodec::Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const {
+  if (encoded.empty()) throw FormatError(config_.id + " chunk is empty; expected a stream");
+  InflateStream inflater(window_bits_);
+  z_stream* stream = inflater.get();
+
+  auto* encoded_bytes = const_cast<Bytef*>(reinterpret_cast<const Bytef*>(encoded.data()));
+  std::span<Bytef> input(encoded_bytes, encoded.size());
+  std::span<Bytef> output(reinterpret_cast<Bytef*>(out.data()), out.size());
+  // Once `out` is full, inflate continues into this byte: if it lands there the stream
+  // is longer than the chunk.
+  Bytef overflow = 0;
+  bool into_overflow = false;
+  while (true) {
+    Refill(stream->next_in, stream->avail_in, input);
+    Refill(stream->next_out, stream->avail_out, output);
+    if (stream->avail_out == 0 && !into_overflow) {
+      stream->next_out = &overflow;
+      stream->avail_out = 1;
+      into_overflow = true;
+    }
+    const int status = inflate(stream, Z_NO_FLUSH);
+    if (into_overflow && stream->avail_out == 0) {
+      throw FormatError(config_.id + " stream decodes to more than the expected " +
+                        std::to_string(out.size()) + " bytes");
+    }
+    if (status == Z_STREAM_END) break;
+    if (status == Z_OK) continue;
+    if (status == Z_MEM_ERROR) throw std::bad_alloc();
+    if (status == Z_BUF_ERROR) {
+      // No progress possible: all input is consumed (output space was offered above).
+      throw FormatError(config_.id + " stream of " + std::to_string(encoded.size()) +
+                        " bytes is truncated after " + std::to_string(stream->total_out) +
+                        " decoded bytes");
+    }
+    throw FormatError(
+        config_.id + " stream of " + std::to_string(encoded.size()) + " bytes is corrupt: " +
+        (stream->msg != nullptr ? stream->msg : "inflate code " + std::to_string(status)));
+  }
+  if (stream->avail_in != 0 || !input.empty()) {
+    throw FormatError(config_.id + " stream ends after " + std::to_string(stream->total_in) +
+                      " of " + std::to_string(encoded.size()) + " bytes; trailing bytes follow");
+  }
+  if (stream->total_out != out.size()) {
+    throw FormatError(config_.id + " stream decodes to " + std::to_string(stream->total_out) +
+                      " bytes, expected " + std::to_string(out.size()) + " (the chunk's size)");
+  }
+}
+
+std::int64_t ZlibCodec::MaxEncodedSize(std::int64_t raw_size) const {
+  if (raw_size < 0) {
+    throw InvalidArgument("MaxEncodedSize needs raw_size >= 0, got " + std::to_string(raw_size));
+  }
+  const auto bound = static_cast<std::int64_t>(compressBound(static_cast<uLong>(raw_size)));
+  return window_bits_ == kGzipWindowBits ? bound + kGzipExtraBytes : bound;
+}
+
+}  // namespace tessera::codecs

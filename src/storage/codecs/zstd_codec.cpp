@@ -1,0 +1,96 @@
+#include "zstd_codec.hpp"
+
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include <memory>
+#include <new>
+#include <string>
+
+#include "tessera/core/errors.hpp"
+
+namespace tessera::codecs {
+namespace {
+
+struct DCtxDeleter {
+  void operator()(ZSTD_DCtx* context) const { ZSTD_freeDCtx(context); }
+};
+
+// One decompression context per thread: its size does not depend on the data (single-pass
+// decoding into the caller's buffer needs no window buffer), so keeping it costs little and
+// saves an allocation per chunk. Compression contexts grow with the level, so Encode
+// creates one per call instead of holding the largest ever used.
+ZSTD_DCtx* ThreadDecompressionContext() {
+  thread_local std::unique_ptr<ZSTD_DCtx, DCtxDeleter> context(ZSTD_createDCtx());
+  if (context == nullptr) throw std::bad_alloc();
+  return context.get();
+}
+
+struct CCtxDeleter {
+  void operator()(ZSTD_CCtx* context) const { ZSTD_freeCCtx(context); }
+};
+
+}  // namespace
+
+ZstdCodec::ZstdCodec(const CodecConfig& config) : config_(config) {
+  if (config.level < ZSTD_minCLevel() || config.level > ZSTD_maxCLevel()) {
+    throw InvalidArgument("zstd level must be " + std::to_string(ZSTD_minCLevel()) + ".." +
+                          std::to_string(ZSTD_maxCLevel()) + ", got " +
+                          std::to_string(config.level));
+  }
+}
+
+Buffer ZstdCodec::Encode(std::span<const std::byte> raw, std::int64_t /*itemsize*/) const {
+  Buffer encoded(MaxEncodedSize(static_cast<std::int64_t>(raw.size())));
+  std::unique_ptr<ZSTD_CCtx, CCtxDeleter> context(ZSTD_createCCtx());
+  if (context == nullptr) throw std::bad_alloc();
+  const std::size_t written =
+      ZSTD_compressCCtx(context.get(), encoded.data(), static_cast<std::size_t>(encoded.size()),
+                        raw.data(), raw.size(), config_.level);
+  if (ZSTD_isError(written) != 0) {
+    throw Error("zstd compression of " + std::to_string(raw.size()) +
+                " bytes failed: " + ZSTD_getErrorName(written));
+  }
+  encoded.Truncate(static_cast<std::int64_t>(written));
+  return encoded;
+}
+
+void ZstdCodec::Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const {
+  if (encoded.empty()) throw FormatError("zstd chunk is empty; expected a zstd frame");
+  const unsigned long long content_size = ZSTD_getFrameContentSize(encoded.data(), encoded.size());
+  if (content_size == ZSTD_CONTENTSIZE_ERROR) {
+    throw FormatError("zstd chunk of " + std::to_string(encoded.size()) +
+                      " bytes does not start with a valid zstd frame header");
+  }
+  if (content_size != ZSTD_CONTENTSIZE_UNKNOWN && content_size != out.size()) {
+    throw FormatError("zstd frame header claims " + std::to_string(content_size) +
+                      " decoded bytes, expected " + std::to_string(out.size()) +
+                      " (the chunk's size)");
+  }
+  // Single pass into `out`: zstd stops with dstSize_tooSmall rather than write past it,
+  // which also covers frames that carry no content size.
+  const std::size_t decoded = ZSTD_decompressDCtx(ThreadDecompressionContext(), out.data(),
+                                                  out.size(), encoded.data(), encoded.size());
+  if (ZSTD_isError(decoded) != 0) {
+    const std::string reason = ZSTD_getErrorName(decoded);
+    if (ZSTD_getErrorCode(decoded) == ZSTD_error_dstSize_tooSmall) {
+      throw FormatError("zstd frame decodes to more than the expected " +
+                        std::to_string(out.size()) + " bytes");
+    }
+    throw FormatError("zstd chunk of " + std::to_string(encoded.size()) +
+                      " bytes is truncated or corrupt: " + reason);
+  }
+  if (decoded != out.size()) {
+    throw FormatError("zstd frame decodes to " + std::to_string(decoded) + " bytes, expected " +
+                      std::to_string(out.size()) + " (the chunk's size)");
+  }
+}
+
+std::int64_t ZstdCodec::MaxEncodedSize(std::int64_t raw_size) const {
+  if (raw_size < 0) {
+    throw InvalidArgument("MaxEncodedSize needs raw_size >= 0, got " + std::to_string(raw_size));
+  }
+  return static_cast<std::int64_t>(ZSTD_compressBound(static_cast<std::size_t>(raw_size)));
+}
+
+}  // namespace tessera::codecs

@@ -1,0 +1,38 @@
+// ZstdCodec: numcodecs' "zstd" codec: each chunk is one plain zstd frame.
+//
+//   1. ZstdCodec codec(config);                // config.level in ZSTD_minCLevel()..22
+//   2. Buffer frame = codec.Encode(raw, 8);    // one frame, content size recorded
+//   3. codec.Decode(frame.span(), out);        // out.size() = the chunk's byte size
+//
+// Encode writes the decoded size into the frame header, as numcodecs does (its decoder
+// requires it). Decode accepts frames with or without that size: a recorded size must equal
+// out.size(); either way the frame is decoded in one pass straight into `out`, never
+// allocating from a size found in the frame, and anything that would not fill `out`
+// exactly (longer, shorter, truncated, trailing garbage) is a FormatError.
+//
+// Thread safety: immutable after construction; Encode and Decode may run concurrently. Each
+// thread keeps one small zstd decompression context (about 100 KB) for reuse.
+#pragma once
+
+#include "tessera/storage/codec.hpp"
+
+namespace tessera::codecs {
+
+class ZstdCodec final : public Codec {
+ public:
+  // Throws InvalidArgument unless ZSTD_minCLevel() <= level <= ZSTD_maxCLevel() (0 means
+  // zstd's default level 3, as in numcodecs).
+  explicit ZstdCodec(const CodecConfig& config);
+
+  // itemsize is unused (zstd does not shuffle).
+  Buffer Encode(std::span<const std::byte> raw, std::int64_t itemsize) const override;
+  void Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const override;
+  // ZSTD_compressBound(raw_size).
+  std::int64_t MaxEncodedSize(std::int64_t raw_size) const override;
+  const CodecConfig& config() const override { return config_; }
+
+ private:
+  CodecConfig config_;
+};
+
+}  // namespace tessera::codecs

@@ -1,0 +1,288 @@
+#include "tessera/storage/directory_store.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include "tessera/core/errors.hpp"
+
+namespace tessera {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Temporary files are ".<name><kTempMarker><pid>-<counter>" beside their target.
+constexpr std::string_view kTempMarker = ".tessera-tmp-";
+
+bool IsTemporaryName(std::string_view name) {
+  return name.size() > 1 && name.front() == '.' && name.find(kTempMarker) != std::string_view::npos;
+}
+
+[[noreturn]] void ThrowIo(std::string_view what, const fs::path& path, int error) {
+  throw StorageError("DirectoryStore: cannot " + std::string(what) + " \"" + path.string() +
+                     "\": " + std::strerror(error));
+}
+
+// Closes a file descriptor when it goes out of scope.
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+  // Closes now, returning close()'s errno (0 on success).
+  int Close() {
+    int result = ::close(std::exchange(fd_, -1));
+    return result == 0 ? 0 : errno;
+  }
+
+ private:
+  int fd_;
+};
+
+// Opens with O_CLOEXEC, retrying on EINTR; returns -1 with errno set on failure.
+int OpenFile(const fs::path& path, int flags, mode_t mode = 0) {
+  int fd = -1;
+  do {
+    fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
+  } while (fd < 0 && errno == EINTR);
+  return fd;
+}
+
+void WriteAll(int fd, std::span<const std::byte> bytes, const fs::path& path) {
+  while (!bytes.empty()) {
+    ssize_t written = ::write(fd, bytes.data(), bytes.size());
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      ThrowIo("write", path, errno);
+    }
+    bytes = bytes.subspan(static_cast<std::size_t>(written));
+  }
+}
+
+void SyncFile(int fd, const fs::path& path) {
+  if (::fsync(fd) != 0) ThrowIo("fsync", path, errno);
+}
+
+void SyncDirectory(const fs::path& directory) {
+  FileDescriptor fd(OpenFile(directory, O_RDONLY | O_DIRECTORY));
+  if (fd.get() < 0) ThrowIo("open directory", directory, errno);
+  SyncFile(fd.get(), directory);
+}
+
+std::string TemporaryName(const fs::path& target) {
+  // Unique within this process by the counter and across processes by the pid.
+  static std::atomic<std::uint64_t> counter{0};
+  return "." + target.filename().string() + std::string(kTempMarker) + std::to_string(::getpid()) +
+         "-" + std::to_string(counter.fetch_add(1));
+}
+
+// Walks `directory` (whose key prefix is `key_prefix`, "" or ending in '/'), calling
+// visit(key, path, is_temporary) for every regular file under it whose key could
+// start with `prefix`. Symbolic links to files count as files; symbolic links to
+// directories are not followed (a link cycle would never end).
+template <class Visit>
+void Walk(const fs::path& directory, const std::string& key_prefix, std::string_view prefix,
+          Visit& visit) {
+  std::error_code error;
+  fs::directory_iterator it(directory, error);
+  if (error) {
+    // A directory removed by a concurrent Erase or rename simply has no keys.
+    if (error == std::errc::no_such_file_or_directory || error == std::errc::not_a_directory) {
+      return;
+    }
+    ThrowIo("list", directory, error.value());
+  }
+  for (; it != fs::directory_iterator(); it.increment(error)) {
+    if (error) ThrowIo("list", directory, error.value());
+    const fs::directory_entry& entry = *it;
+    std::string key = key_prefix + entry.path().filename().string();
+    std::error_code status_error;
+    fs::file_status status = entry.symlink_status(status_error);
+    if (status_error) continue;  // vanished while listing
+    if (fs::is_directory(status)) {
+      std::string sub_prefix = key + "/";
+      // Descend only where keys can start with `prefix`.
+      if (sub_prefix.starts_with(prefix) || prefix.starts_with(sub_prefix)) {
+        Walk(entry.path(), sub_prefix, prefix, visit);
+      }
+      continue;
+    }
+    if (fs::is_symlink(status)) {
+      status = entry.status(status_error);
+      if (status_error) continue;  // dangling link
+    }
+    if (fs::is_regular_file(status) && key.starts_with(prefix)) {
+      visit(key, entry.path(), IsTemporaryName(entry.path().filename().native()));
+    }
+  }
+}
+
+}  // namespace
+
+DirectoryStore::DirectoryStore(fs::path root, Options options)
+    : root_(std::move(root)), options_(options) {}
+
+std::shared_ptr<DirectoryStore> DirectoryStore::Open(const fs::path& root, Options options) {
+  std::error_code error;
+  fs::path absolute = fs::absolute(root, error);
+  if (error) ThrowIo("resolve", root, error.value());
+  absolute = absolute.lexically_normal();
+  if (absolute.has_relative_path() && absolute.filename().empty()) {
+    absolute = absolute.parent_path();  // drop a trailing '/'
+  }
+  fs::file_status status = fs::status(absolute, error);
+  if (error && error != std::errc::no_such_file_or_directory)
+    ThrowIo("open", absolute, error.value());
+  if (!fs::exists(status)) {
+    if (!options.create) {
+      throw StorageError("DirectoryStore: root \"" + absolute.string() +
+                         "\" does not exist; create it first or open with create = true");
+    }
+    fs::create_directories(absolute, error);
+    if (error) ThrowIo("create directory", absolute, error.value());
+  } else if (!fs::is_directory(status)) {
+    throw StorageError("DirectoryStore: root \"" + absolute.string() +
+                       "\" exists but is not a directory; pass a directory path");
+  }
+  return std::make_shared<DirectoryStore>(std::move(absolute), options);
+}
+
+fs::path DirectoryStore::PathOf(std::string_view key) const {
+  ValidateKey(key);
+  // Defence in depth: ValidateKey already rejects absolute keys and "..", but the
+  // path a key becomes is checked again so that no later change to ValidateKey can
+  // let a key's text lead outside the root.
+  fs::path relative(key);
+  for (const fs::path& part : relative) {
+    if (part == ".." || part == "." || part.has_root_directory() || part.has_root_name()) {
+      throw InvalidArgument("invalid store key \"" + std::string(key) +
+                            "\": it would resolve outside the store's root");
+    }
+  }
+  if (relative.is_absolute() || relative.has_root_directory()) {
+    throw InvalidArgument("invalid store key \"" + std::string(key) +
+                          "\": it would resolve outside the store's root");
+  }
+  std::string_view name = key.substr(key.rfind('/') + 1);
+  if (IsTemporaryName(name)) {
+    throw InvalidArgument("invalid store key \"" + std::string(key) +
+                          "\": names of the form \".<name>" + std::string(kTempMarker) +
+                          "*\" are reserved for DirectoryStore's temporary files; rename it");
+  }
+  return root_ / relative;
+}
+
+std::optional<Buffer> DirectoryStore::Get(std::string_view key) const {
+  fs::path path = PathOf(key);
+  FileDescriptor fd(OpenFile(path, O_RDONLY));
+  if (fd.get() < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+    ThrowIo("open", path, errno);
+  }
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0) ThrowIo("stat", path, errno);
+  if (!S_ISREG(info.st_mode)) return std::nullopt;  // a directory is not a key
+  // Values are replaced by rename(), so the open file never changes under us.
+  Buffer buffer(static_cast<std::int64_t>(info.st_size));
+  std::size_t total = 0;
+  const auto size = static_cast<std::size_t>(info.st_size);
+  while (total < size) {
+    ssize_t got = ::read(fd.get(), buffer.data() + total, size - total);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      ThrowIo("read", path, errno);
+    }
+    if (got == 0) break;  // truncated by someone writing around the store
+    total += static_cast<std::size_t>(got);
+  }
+  buffer.Truncate(static_cast<std::int64_t>(total));
+  return buffer;
+}
+
+void DirectoryStore::Set(std::string_view key, std::span<const std::byte> value) {
+  fs::path path = PathOf(key);
+  fs::path directory = path.parent_path();
+  fs::path temporary = directory / TemporaryName(path);
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL;
+  constexpr mode_t kMode = 0666;  // narrowed by the process umask, as zarr-python's files are
+  int raw_fd = OpenFile(temporary, kFlags, kMode);
+  if (raw_fd < 0 && errno == ENOENT) {
+    std::error_code error;
+    fs::create_directories(directory, error);
+    if (error) ThrowIo("create directory", directory, error.value());
+    raw_fd = OpenFile(temporary, kFlags, kMode);
+  }
+  if (raw_fd < 0) ThrowIo("create", temporary, errno);
+  FileDescriptor fd(raw_fd);
+  try {
+    WriteAll(fd.get(), value, temporary);
+    if (options_.fsync) SyncFile(fd.get(), temporary);
+    if (int error = fd.Close(); error != 0) ThrowIo("close", temporary, error);
+    if (::rename(temporary.c_str(), path.c_str()) != 0) ThrowIo("rename onto", path, errno);
+  } catch (...) {
+    ::unlink(temporary.c_str());
+    throw;
+  }
+  if (options_.fsync) SyncDirectory(directory);
+}
+
+bool DirectoryStore::Erase(std::string_view key) {
+  fs::path path = PathOf(key);
+  if (::unlink(path.c_str()) == 0) return true;
+  if (errno == ENOENT || errno == ENOTDIR || errno == EISDIR) return false;
+  ThrowIo("remove", path, errno);
+}
+
+std::vector<std::string> DirectoryStore::List(std::string_view prefix) const {
+  std::vector<std::string> keys;
+  auto visit = [&keys](const std::string& key, const fs::path&, bool is_temporary) {
+    if (!is_temporary) keys.push_back(key);
+  };
+  Walk(root_, "", prefix, visit);
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+std::optional<std::int64_t> DirectoryStore::SizeOf(std::string_view key) const {
+  fs::path path = PathOf(key);
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+    ThrowIo("stat", path, errno);
+  }
+  if (!S_ISREG(info.st_mode)) return std::nullopt;
+  return static_cast<std::int64_t>(info.st_size);
+}
+
+int DirectoryStore::RemoveStaleTemporaries() {
+  // Temporaries named with this process's pid may belong to a Set running right now
+  // on another thread, so they are left alone: only other (crashed) processes leave
+  // stale ones behind. Other processes must not be writing to the store meanwhile.
+  const std::string own_marker = std::string(kTempMarker) + std::to_string(::getpid()) + "-";
+  int removed = 0;
+  auto visit = [&removed, &own_marker](const std::string&, const fs::path& path,
+                                       bool is_temporary) {
+    if (!is_temporary || path.filename().native().find(own_marker) != std::string::npos) return;
+    if (::unlink(path.c_str()) == 0) {
+      ++removed;
+    } else if (errno != ENOENT) {
+      ThrowIo("remove", path, errno);
+    }
+  };
+  Walk(root_, "", "", visit);
+  return removed;
+}
+
+}  // namespace tessera

@@ -1,0 +1,267 @@
+// DirectoryStore-specific behaviour: on-disk layout, atomic writes, temporaries,
+// opening, and keys that try to leave the root. The Store contract itself is tested
+// by store_conformance_test.cpp.
+#include "tessera/storage/directory_store.hpp"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "tessera/core/errors.hpp"
+
+namespace tessera {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "tessera-dirstore-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void WriteFile(const fs::path& path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+}
+
+std::string Text(const Buffer& buffer) {
+  return std::string(reinterpret_cast<const char*>(buffer.data()),
+                     static_cast<std::size_t>(buffer.size()));
+}
+
+// Every file under `root`, relative, sorted (hidden and temporary ones included).
+std::vector<std::string> FilesUnder(const fs::path& root) {
+  std::vector<std::string> files;
+  for (const fs::directory_entry& entry : fs::recursive_directory_iterator(root)) {
+    if (entry.is_regular_file()) files.push_back(entry.path().lexically_relative(root).string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+class DirectoryStoreTest : public ::testing::Test {
+ protected:
+  fs::path root() const { return temp_.path() / "array.zarr"; }
+  std::shared_ptr<DirectoryStore> Open() { return DirectoryStore::Open(root()); }
+
+  TempDir temp_;
+};
+
+TEST_F(DirectoryStoreTest, OneFilePerKeyInZarrLayout) {
+  auto store = Open();
+  store->Set(".zarray", std::string_view("{}"));
+  store->Set("0.0", std::string_view("chunk"));
+  store->Set("sub/1/2", std::string_view("nested"));
+  EXPECT_EQ(FilesUnder(root()), (std::vector<std::string>{".zarray", "0.0", "sub/1/2"}));
+  EXPECT_EQ(ReadFile(root() / "sub/1/2"), "nested");
+  EXPECT_EQ(store->DescribeKey("0.0"), (root() / "0.0").string());
+  EXPECT_EQ(store->Describe(), root().string());
+}
+
+TEST_F(DirectoryStoreTest, ReadsFilesWrittenByOthersAndPersistsAcrossOpens) {
+  fs::create_directories(root() / "g");
+  WriteFile(root() / "g" / ".zattrs", "{\"a\": 1}");
+  auto store = Open();
+  EXPECT_EQ(Text(*store->Get("g/.zattrs")), "{\"a\": 1}");
+  store->Set("x", std::string_view("kept"));
+  auto reopened = DirectoryStore::Open(root(), {.create = false});
+  EXPECT_EQ(Text(*reopened->Get("x")), "kept");
+  EXPECT_EQ(reopened->List(""), (std::vector<std::string>{"g/.zattrs", "x"}));
+}
+
+TEST_F(DirectoryStoreTest, NoTemporaryRemainsAfterSet) {
+  auto store = DirectoryStore::Open(root(), {.create = true, .fsync = true});
+  for (int round = 0; round < 5; ++round) {
+    store->Set("a/0.0", std::string_view("value " + std::to_string(round)));
+    store->Set(".zarray", std::string_view("meta"));
+  }
+  EXPECT_EQ(FilesUnder(root()), (std::vector<std::string>{".zarray", "a/0.0"}));
+}
+
+TEST_F(DirectoryStoreTest, TemporariesAreNeverListedAndRemovedWhenStale) {
+  auto store = Open();
+  store->Set("0.0", std::string_view("good"));
+  store->Set("g/0.0", std::string_view("good too"));
+  // What writers killed mid-write (another process, pid 999999) leave behind.
+  WriteFile(root() / ".0.0.tessera-tmp-999999-0", "torn");
+  WriteFile(root() / "g" / ".0.0.tessera-tmp-999999-7", "torn");
+  WriteFile(root() / "g" / "..zarray.tessera-tmp-999999-8", "torn");
+  EXPECT_EQ(store->List(""), (std::vector<std::string>{"0.0", "g/0.0"}));
+  EXPECT_EQ(store->List("."), std::vector<std::string>{});
+  EXPECT_EQ(store->List("g/."), std::vector<std::string>{});
+  EXPECT_EQ(store->RemoveStaleTemporaries(), 3);
+  EXPECT_EQ(FilesUnder(root()), (std::vector<std::string>{"0.0", "g/0.0"}));
+  EXPECT_EQ(store->RemoveStaleTemporaries(), 0);
+}
+
+TEST_F(DirectoryStoreTest, TemporariesOfThisProcessAreLeftForTheirWriters) {
+  auto store = Open();
+  std::string own = ".k.tessera-tmp-" + std::to_string(::getpid()) + "-123456";
+  WriteFile(root() / own, "in flight");
+  EXPECT_EQ(store->RemoveStaleTemporaries(), 0);
+  EXPECT_TRUE(fs::exists(root() / own));
+  EXPECT_TRUE(store->List("").empty());
+}
+
+TEST_F(DirectoryStoreTest, TornWriteDoesNotAffectGet) {
+  auto store = Open();
+  store->Set("0.0", std::string_view("the complete value"));
+  // A crashed writer got halfway through replacing the value.
+  WriteFile(root() / ".0.0.tessera-tmp-424242-3", "the comp");
+  EXPECT_EQ(Text(*store->Get("0.0")), "the complete value");
+  EXPECT_EQ(store->SizeOf("0.0"), 18);
+  EXPECT_EQ(store->List(""), std::vector<std::string>{"0.0"});
+  // The next write goes through regardless.
+  store->Set("0.0", std::string_view("new"));
+  EXPECT_EQ(Text(*store->Get("0.0")), "new");
+}
+
+TEST_F(DirectoryStoreTest, KeysNamedLikeTemporariesAreRejected) {
+  auto store = Open();
+  EXPECT_THROW(store->Set(".0.0.tessera-tmp-1-2", std::string_view("x")), InvalidArgument);
+  EXPECT_THROW(store->Get("a/.b.tessera-tmp-1-2"), InvalidArgument);
+}
+
+TEST_F(DirectoryStoreTest, OpenWithoutCreateOnMissingRootThrows) {
+  try {
+    DirectoryStore::Open(root(), {.create = false});
+    FAIL() << "opened a missing root";
+  } catch (const StorageError& error) {
+    EXPECT_NE(std::string(error.what()).find(root().string()), std::string::npos) << error.what();
+  }
+  EXPECT_FALSE(fs::exists(root()));
+}
+
+TEST_F(DirectoryStoreTest, OpenCreatesMissingParents) {
+  auto store = DirectoryStore::Open(temp_.path() / "a" / "b" / "c.zarr");
+  EXPECT_TRUE(fs::is_directory(temp_.path() / "a" / "b" / "c.zarr"));
+  EXPECT_EQ(store->root(), temp_.path() / "a" / "b" / "c.zarr");
+}
+
+TEST_F(DirectoryStoreTest, RootWithTrailingSlashIsNormalized) {
+  auto store = DirectoryStore::Open(root().string() + "/");
+  EXPECT_EQ(store->root(), root());
+  EXPECT_EQ(store->DescribeKey(".zarray"), root().string() + "/.zarray");
+}
+
+TEST_F(DirectoryStoreTest, RootThatIsAFileThrows) {
+  WriteFile(root(), "not a directory");
+  EXPECT_THROW(DirectoryStore::Open(root()), StorageError);
+  EXPECT_THROW(DirectoryStore::Open(root(), {.create = false}), StorageError);
+}
+
+TEST_F(DirectoryStoreTest, KeysCannotLeaveTheRoot) {
+  auto store = Open();
+  for (const std::string& key :
+       std::vector<std::string>{"../x", "/etc/passwd", "a/../../x", "..", "../array.zarr/x",
+                                "..\\x", std::string("../x\0", 5)}) {
+    SCOPED_TRACE(key);
+    EXPECT_THROW(store->Set(key, std::string_view("escaped")), InvalidArgument);
+    EXPECT_THROW(store->Get(key), InvalidArgument);
+    EXPECT_THROW(store->Erase(key), InvalidArgument);
+    EXPECT_THROW(store->SizeOf(key), InvalidArgument);
+  }
+  // Nothing was created beside or inside the root.
+  EXPECT_EQ(FilesUnder(temp_.path()), std::vector<std::string>{});
+  EXPECT_FALSE(fs::exists(temp_.path() / "x"));
+}
+
+TEST_F(DirectoryStoreTest, SymlinkedComponentInsideRootIsFollowed) {
+  auto store = Open();
+  fs::create_directories(temp_.path() / "elsewhere");
+  fs::create_directory_symlink(temp_.path() / "elsewhere", root() / "linked");
+  store->Set("linked/0.0", std::string_view("through the link"));
+  EXPECT_EQ(ReadFile(temp_.path() / "elsewhere" / "0.0"), "through the link");
+  EXPECT_EQ(Text(*store->Get("linked/0.0")), "through the link");
+  // Links to directories are not walked by List (a cycle would never end).
+  fs::create_directory_symlink(root(), root() / "cycle");
+  EXPECT_TRUE(store->List("").empty());
+}
+
+TEST_F(DirectoryStoreTest, SymlinkedFileIsListed) {
+  auto store = Open();
+  WriteFile(temp_.path() / "target", "linked value");
+  fs::create_symlink(temp_.path() / "target", root() / "0.0");
+  fs::create_symlink(temp_.path() / "missing", root() / "dangling");
+  EXPECT_EQ(store->List(""), std::vector<std::string>{"0.0"});
+  EXPECT_EQ(Text(*store->Get("0.0")), "linked value");
+  EXPECT_FALSE(store->Get("dangling").has_value());
+}
+
+TEST_F(DirectoryStoreTest, DirectoryIsNotAKey) {
+  auto store = Open();
+  store->Set("a/b", std::string_view("x"));
+  EXPECT_FALSE(store->Get("a").has_value());
+  EXPECT_FALSE(store->SizeOf("a").has_value());
+  EXPECT_FALSE(store->Erase("a"));
+  // Writing a key where a directory stands fails as an I/O error naming the path.
+  try {
+    store->Set("a", std::string_view("y"));
+    FAIL();
+  } catch (const StorageError& error) {
+    EXPECT_NE(std::string(error.what()).find((root() / "a").string()), std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(FilesUnder(root()), std::vector<std::string>{"a/b"});
+}
+
+TEST_F(DirectoryStoreTest, KeyBelowAFileFailsWithStorageError) {
+  auto store = Open();
+  store->Set("a", std::string_view("file"));
+  EXPECT_THROW(store->Set("a/b", std::string_view("x")), StorageError);
+  EXPECT_FALSE(store->Get("a/b").has_value());
+  EXPECT_FALSE(store->SizeOf("a/b").has_value());
+  EXPECT_FALSE(store->Erase("a/b"));
+}
+
+TEST_F(DirectoryStoreTest, IoErrorsNameThePathAndTheReason) {
+  auto store = Open();
+  // Longer than NAME_MAX (255 on Linux), so the system refuses the name.
+  const std::string key(300, 'k');
+  try {
+    store->Set(key, std::string_view("x"));
+    FAIL();
+  } catch (const StorageError& error) {
+    std::string message = error.what();
+    EXPECT_NE(message.find(root().string()), std::string::npos) << message;
+    EXPECT_NE(message.find("too long"), std::string::npos) << message;
+  }
+  EXPECT_THROW(store->Get(key), StorageError);
+  EXPECT_THROW(store->SizeOf(key), StorageError);
+}
+
+TEST_F(DirectoryStoreTest, UnreadableFileIsAStorageError) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads files regardless of their mode";
+  auto store = Open();
+  store->Set("secret", std::string_view("x"));
+  fs::permissions(root() / "secret", fs::perms::none);
+  EXPECT_THROW(store->Get("secret"), StorageError);
+}
+
+}  // namespace
+}  // namespace tessera

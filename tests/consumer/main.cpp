@@ -1,0 +1,55 @@
+// A program outside the Tessera tree, built against the installed package: writes a
+// small Zarr array (at argv[1], left in place for the caller to inspect), reads it back,
+// checks every value and a size string; prints OK.
+#include <cstdint>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <tessera/tessera.hpp>
+#include <vector>
+
+namespace {
+
+int Fail(const std::string& what) {
+  std::cerr << "consumer: FAILED: " << what << '\n';
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::filesystem::path root =
+      argc > 1 ? std::filesystem::path(argv[1])
+               : std::filesystem::temp_directory_path() / "tessera_consumer.zarr";
+  try {
+    std::filesystem::remove_all(root);
+    std::vector<double> values(7 * 5);
+    for (std::size_t element = 0; element < values.size(); ++element) {
+      values[element] = static_cast<double>(element) * 0.5 - 3.0;
+    }
+    const tessera::NDArray data =
+        tessera::NDArray::FromValues<double>({7, 5}, std::span<const double>(values));
+
+    tessera::ZarrMetadata metadata;
+    metadata.shape = {7, 5};
+    metadata.chunks = {3, 2};
+    metadata.dtype = tessera::float64;
+    metadata.compressor = tessera::ParseCodecSpec("blosc:lz4");
+    auto store = tessera::DirectoryStore::Open(root);
+    tessera::ZarrArray::Create(store, "", metadata).Write(data);
+
+    const tessera::NDArray back = tessera::ZarrArray::Open(store).Read();
+    if (back.shape() != tessera::Shape{7, 5}) return Fail("shape");
+    const std::span<const double> read = back.data<double>();
+    for (std::size_t element = 0; element < values.size(); ++element) {
+      if (read[element] != values[element]) return Fail("value " + std::to_string(element));
+    }
+    if (tessera::parse_bytes("2GiB") != std::int64_t{2} * 1024 * 1024 * 1024) {
+      return Fail("parse_bytes(\"2GiB\")");
+    }
+  } catch (const tessera::Error& error) {
+    return Fail(error.what());
+  }
+  std::cout << "OK (tessera " << tessera::version() << ")\n";
+  return 0;
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs a built Tessera tree into a temporary prefix, then builds and runs the
+# outside consumer project (tests/consumer) against it with find_package, and runs the
+# installed `tessera` command: proves the package config, headers and RPATHs work.
+#
+#   tests/consumer/run.sh BUILD_DIR
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+  echo "usage: $0 BUILD_DIR" >&2
+  exit 2
+fi
+build_dir=$(cd "$1" && pwd)
+source_dir=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/tessera-consumer.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+prefix="$work/prefix"
+cmake --install "$build_dir" --prefix "$prefix" > "$work/install.log" \
+  || { cat "$work/install.log" >&2; exit 1; }
+
+generator=()
+command -v ninja > /dev/null && generator=(-G Ninja)
+cmake -S "$source_dir" -B "$work/build" "${generator[@]}" \
+  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release > "$work/configure.log" \
+  || { cat "$work/configure.log" >&2; exit 1; }
+cmake --build "$work/build" > "$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
+
+# The consumer runs without LD_LIBRARY_PATH: its RPATH must find libtessera.
+env -u LD_LIBRARY_PATH "$work/build/tessera_consumer" "$work/consumer.zarr"
+
+# The installed command must find the installed library through its $ORIGIN-relative
+# RPATH, not the build tree's.
+tessera="$prefix/bin/tessera"
+version=$(env -u LD_LIBRARY_PATH "$tessera" --version)
+[ "$version" = "tessera 0.1.0" ] || { echo "unexpected version: $version" >&2; exit 1; }
+if command -v ldd > /dev/null; then
+  resolved=$(env -u LD_LIBRARY_PATH ldd "$tessera" | awk '/libtessera/ {print $3}')
+  case "$resolved" in
+    "$prefix"/*) ;;
+    *) echo "installed tessera resolves libtessera to '$resolved', not into $prefix" >&2
+       exit 1 ;;
+  esac
+fi
+info=$(env -u LD_LIBRARY_PATH "$tessera" info "$work/consumer.zarr" --json)
+case "$info" in
+  *'"chunks_stored": 9'*) ;;
+  *) echo "unexpected tessera info output: $info" >&2; exit 1 ;;
+esac
+echo "consumer_find_package: OK"
