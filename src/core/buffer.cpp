@@ -1,5 +1,7 @@
 #include "tessera/core/buffer.hpp"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -13,12 +15,24 @@ namespace {
 
 // Cache-line alignment: lets SIMD codecs and kernels use aligned loads.
 constexpr std::size_t kAlignment = 64;
+// Buffers of at least 4 MiB (a typical chunk) are aligned to 2 MiB and asked to be
+// backed by transparent huge pages. First-touch page faults otherwise dominate chunk
+// I/O: touching 800 MB of fresh 4 KiB pages took 3-4 s on the machines we measure
+// on, 0.1 s with huge pages (numpy does the same for its large arrays).
+constexpr std::size_t kHugePageSize = std::size_t{2} << 20;
+constexpr std::size_t kHugePageThreshold = std::size_t{4} << 20;
 
 std::byte* Allocate(std::int64_t size) {
   if (size == 0) return nullptr;
-  std::size_t rounded = (static_cast<std::size_t>(size) + kAlignment - 1) / kAlignment * kAlignment;
-  void* memory = std::aligned_alloc(kAlignment, rounded);
+  const std::size_t bytes = static_cast<std::size_t>(size);
+  const std::size_t alignment = bytes >= kHugePageThreshold ? kHugePageSize : kAlignment;
+  const std::size_t rounded = (bytes + alignment - 1) / alignment * alignment;
+  void* memory = std::aligned_alloc(alignment, rounded);
   if (memory == nullptr) throw std::bad_alloc();
+  if (alignment == kHugePageSize) {
+    // Advice only: without THP support the call fails harmlessly.
+    madvise(memory, rounded, MADV_HUGEPAGE);
+  }
   return static_cast<std::byte*>(memory);
 }
 

@@ -24,7 +24,7 @@ Index CheckedAdd(Index a, Index b);
 Index ShapeSize(std::span<const Index> shape);
 
 // Ceiling division for a >= 0, b > 0.
-constexpr Index CeilDiv(Index a, Index b) { return (a + b - 1) / b; }
+constexpr Index CeilDiv(Index a, Index b) { return a / b + (a % b != 0 ? 1 : 0); }
 
 // "(10000, 1000)" — numpy's tuple notation, "()" for 0-d.
 std::string ShapeToString(std::span<const Index> shape);

@@ -32,7 +32,6 @@ struct UIntOfSize<8> {
 template <int kSize>
 using UInt = typename UIntOfSize<kSize>::type;
 
-inline std::uint8_t SwapBytes(std::uint8_t value) { return value; }
 inline std::uint16_t SwapBytes(std::uint16_t value) { return __builtin_bswap16(value); }
 inline std::uint32_t SwapBytes(std::uint32_t value) { return __builtin_bswap32(value); }
 inline std::uint64_t SwapBytes(std::uint64_t value) { return __builtin_bswap64(value); }

@@ -69,18 +69,19 @@ std::shared_ptr<const Codec> MakeStage(const CodecConfig& config, const std::str
 
 // Codec::Decode needs the exact decoded size. Only the last decoding stage's output
 // size is known (one chunk); a compressor after a filter, or two filters, would need
-// the unknown size of the filter's encoded bytes.
-void CheckPipelineDecodable(const ZarrMetadata& metadata) {
+// the unknown size of the filter's encoded bytes. Returns why a pipeline cannot be
+// decoded, or nullopt when it can. Such arrays still open (for `tessera info`) and
+// write; reading a stored chunk of one is a FormatError, creating one InvalidArgument.
+std::optional<std::string> UndecodablePipeline(const ZarrMetadata& metadata) {
   const std::size_t stages = metadata.filters.size() + (metadata.compressor ? 1 : 0);
-  if (stages <= 1) return;
+  if (stages <= 1) return std::nullopt;
   std::string ids;
   for (const CodecConfig& filter : metadata.filters) ids += (ids.empty() ? "" : ", ") + filter.id;
-  throw InvalidArgument("filters [" + ids + "]" +
-                        (metadata.compressor
-                             ? " followed by compressor \"" + metadata.compressor->id + "\""
-                             : std::string()) +
-                        ": Tessera decodes only one compressing stage per chunk; use either "
-                        "one filter or one compressor");
+  return "filters [" + ids + "]" +
+         (metadata.compressor ? " followed by compressor \"" + metadata.compressor->id + "\""
+                              : std::string()) +
+         ": Tessera decodes only one compressing stage per chunk (the codec API needs each "
+         "stage's decoded size); use either one filter or one compressor";
 }
 
 // Scratch buffers for decoded chunks, reused by the chunks one thread handles.
@@ -156,7 +157,8 @@ class ChunkIo {
         compressor_(compressor),
         filters_(filters),
         layout_(ChunkLayout::For(metadata)),
-        chunk_nbytes_(layout_.ChunkBytes()) {
+        chunk_nbytes_(layout_.ChunkBytes()),
+        undecodable_(UndecodablePipeline(metadata)) {
     const std::size_t itemsize = static_cast<std::size_t>(layout_.itemsize);
     EncodeFillElement(metadata.fill_value, metadata.dtype, std::span(fill_native_).first(itemsize));
     layout_.StoredFill(std::span(fill_native_).first(itemsize),
@@ -229,7 +231,6 @@ class ChunkIo {
     store_.Set(Key(block), raw);
   }
 
-  const ChunkLayout& layout() const { return layout_; }
   std::span<const std::byte> FillNative() const {
     return std::span(fill_native_).first(static_cast<std::size_t>(layout_.itemsize));
   }
@@ -239,7 +240,7 @@ class ChunkIo {
     return std::span(fill_stored_).first(static_cast<std::size_t>(layout_.itemsize));
   }
 
-  // The one decoding stage (see CheckPipelineDecodable), or null when uncompressed.
+  // The one decoding stage (see UndecodablePipeline), or null when uncompressed.
   const Codec* Decoder() const {
     if (compressor_ != nullptr) return compressor_;
     return filters_.empty() ? nullptr : filters_.front().get();
@@ -257,6 +258,9 @@ class ChunkIo {
   // Decodes a stored chunk into exactly `out` (chunk_nbytes_ bytes).
   void DecodeInto(const std::string& key, std::span<const std::byte> stored,
                   std::span<std::byte> out) const {
+    if (undecodable_) {
+      throw FormatError(store_.DescribeKey(key) + ": cannot decode the chunk: " + *undecodable_);
+    }
     const Codec* decoder = Decoder();
     if (decoder == nullptr) {
       CheckUncompressedSize(key, static_cast<Index>(stored.size()));
@@ -278,6 +282,7 @@ class ChunkIo {
   std::span<const std::shared_ptr<const Codec>> filters_;
   ChunkLayout layout_;
   Index chunk_nbytes_;
+  std::optional<std::string> undecodable_;
   std::array<std::byte, kMaxItemSize> fill_native_{};
   std::array<std::byte, kMaxItemSize> fill_stored_{};
 };
@@ -336,7 +341,6 @@ ZarrArray::ZarrArray(std::shared_ptr<Store> store, std::string path, ZarrMetadat
     filters_.push_back(
         MakeStage(metadata_.filters[index], "filters[" + std::to_string(index) + "]"));
   }
-  CheckPipelineDecodable(metadata_);
 }
 
 ZarrArray ZarrArray::Open(std::shared_ptr<Store> store, std::string path) {
@@ -383,6 +387,9 @@ ZarrArray ZarrArray::Create(std::shared_ptr<Store> store, std::string path, Zarr
   if (store == nullptr) throw InvalidArgument("ZarrArray::Create: store is null");
   if (!path.empty()) ValidateKey(path);
   ZarrArray array(std::move(store), std::move(path), std::move(metadata), std::move(attributes));
+  if (const std::optional<std::string> problem = UndecodablePipeline(array.metadata_)) {
+    throw InvalidArgument(*problem + "; Tessera could not read this array back");
+  }
   Store& target = *array.store_;
   target.Set(JoinKey(array.path_, kArrayMetadataKey), ZarrMetadataToJson(array.metadata_));
   const std::string attributes_key = JoinKey(array.path_, kAttributesKey);

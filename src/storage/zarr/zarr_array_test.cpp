@@ -571,9 +571,20 @@ TEST(ZarrArrayTest, FilterWithoutCompressorRoundTrips) {
   metadata.filters = {ParseCodecSpec("zlib")};
   CheckRoundTrip(MemoryStore::Create(), "", metadata, rng);
   // A filter followed by a compressor cannot be decoded (the filter's encoded size is
-  // unknown): rejected up front.
-  metadata.compressor = ParseCodecSpec("zstd");
+  // unknown): Create rejects it; Open accepts it (for `tessera info`), and reading a
+  // stored chunk is a FormatError naming the chunk.
+  metadata.compressor = ParseCodecSpec("gzip");
   EXPECT_THROW(ZarrArray::Create(MemoryStore::Create(), "", metadata), InvalidArgument);
+  const std::shared_ptr<MemoryStore> store = MemoryStore::Create();
+  store->Set("p/.zarray", ZarrMetadataToJson(metadata));
+  const ZarrArray opened = ZarrArray::Open(store, "p");
+  EXPECT_EQ(opened.metadata().filters.size(), 1u);
+  store->Set("p/0.0", std::string_view("stored bytes"));
+  EXPECT_EQ(opened.CountStoredChunks().count, 1);
+  const std::string message = MessageOf<FormatError>([&] { opened.ReadBlock(Shape{0, 0}); });
+  EXPECT_TRUE(StartsWith(message, store->DescribeKey("p/0.0"))) << message;
+  EXPECT_NE(message.find("zlib"), std::string::npos) << message;
+  EXPECT_EQ(opened.ReadBlock(Shape{1, 1}), NDArray::Full({4, 1}, int32, 3));  // missing: fill
 }
 
 TEST(ZarrArrayTest, OpenErrors) {
