@@ -13,6 +13,7 @@
 
 #include "CLI/CLI.hpp"
 #include "info_command.hpp"
+#include "sample_command.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/version.hpp"
 
@@ -58,6 +59,7 @@ int Main(int argc, char** argv) {
   app.fallthrough(false);
 
   tessera::cli::InfoCommand info(app);
+  tessera::cli::SampleCommand sample(app);
 
   if (const std::optional<std::string> unknown = UnknownCommand(app, argc, argv)) {
     std::cerr << "tessera: error: unknown command \"" << *unknown << "\"\n\n" << app.help();
@@ -74,6 +76,7 @@ int Main(int argc, char** argv) {
   }
 
   if (info.selected()) info.Run(std::cout);
+  if (sample.selected()) sample.Run(std::cout);
   std::cout.flush();
   if (!std::cout) {
     std::cerr << "tessera: error: cannot write to standard output\n";

@@ -78,4 +78,12 @@ void Buffer::Truncate(std::int64_t new_size) {
   size_ = new_size;
 }
 
+void Buffer::ResizeUninitialized(std::int64_t new_size) {
+  if (new_size < 0) {
+    throw InvalidArgument("Buffer size must be >= 0, got " + std::to_string(new_size));
+  }
+  if (new_size > capacity_) *this = Buffer(new_size);
+  size_ = new_size;
+}
+
 }  // namespace tessera

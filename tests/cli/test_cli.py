@@ -274,3 +274,74 @@ def test_usage_errors(tessera_bin, args):
     assert result.stderr.startswith("tessera: error: ")
     assert "Usage" in result.stderr or "usage" in result.stderr
     assert result.stdout == ""
+
+
+# ---- tessera sample -------------------------------------------------------------------
+
+def expected_sample(shape, seed, dtype):
+    """The sample field computed independently with numpy: 280 + 12*sin(2*pi*(i/n + 0.1*dim))
+    per dimension + 0.5*(u - 0.5), u from splitmix64(seed + golden * (flat index + 1))."""
+    grids = np.meshgrid(*[np.arange(n, dtype=np.float64) for n in shape], indexing="ij")
+    value = np.full(shape, 280.0)
+    for dim, grid in enumerate(grids):
+        value += 12 * np.sin(2 * np.pi * (grid / max(shape[dim], 1) + 0.1 * dim))
+    with np.errstate(over="ignore"):
+        flat = np.arange(int(np.prod(shape)), dtype=np.uint64)
+        z = np.uint64(seed) + np.uint64(0x9E3779B97F4A7C15) * (flat + np.uint64(1))
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z ^= z >> np.uint64(31)
+    noise = (z >> np.uint64(11)).astype(np.float64) * 2.0**-53 - 0.5
+    value += 0.5 * noise.reshape(shape)
+    return value.astype(dtype)
+
+
+def test_sample_writes_a_group_xarray_opens(tessera_bin, tmp_path):
+    out = tmp_path / "t2m.zarr"
+    result = run(tessera_bin, "sample", out, "--shape", "30,7,9", "--chunks", "30,4,4",
+                 "--dtype", "float64", "--seed", "42")
+    assert result.returncode == 0, result.stderr
+    assert "wrote" in result.stdout and "6 chunks" in result.stdout  # 1 x 2 x 3 blocks
+    dataset = xr.open_zarr(str(out), consolidated=False)
+    assert dataset["t2m"].dims == ("time", "lat", "lon")
+    array = zarr.open_array(str(out / "t2m"), mode="r")
+    assert array.chunks == (30, 4, 4)
+    np.testing.assert_array_equal(array[...], expected_sample((30, 7, 9), 42, np.float64))
+
+
+def test_sample_plain_array_with_codec_and_dims(tessera_bin, tmp_path):
+    out = tmp_path / "a.zarr"
+    result = run(tessera_bin, "sample", out, "--shape", "50,20", "--chunks", "16,16",
+                 "--dtype", "int16", "--codec", "zstd", "--variable", "", "--dims", "y,x")
+    assert result.returncode == 0, result.stderr
+    array = zarr.open_array(str(out), mode="r")
+    assert array.compressor.codec_id == "zstd"
+    assert array.attrs["_ARRAY_DIMENSIONS"] == ["y", "x"]
+    np.testing.assert_array_equal(array[...], expected_sample((50, 20), 0, np.int16))
+
+
+def test_sample_refuses_to_overwrite_without_flag(tessera_bin, tmp_path):
+    out = tmp_path / "keep.zarr"
+    assert run(tessera_bin, "sample", out, "--shape", "4,4", "--chunks", "2,2").returncode == 0
+    before = sorted(p.name for p in out.rglob("*"))
+    result = run(tessera_bin, "sample", out, "--shape", "8,8")
+    assert result.returncode == 1
+    assert "already exists" in result.stderr and "--overwrite" in result.stderr
+    assert sorted(p.name for p in out.rglob("*")) == before
+    assert run(tessera_bin, "sample", out, "--shape", "8,8", "--overwrite").returncode == 0
+    assert zarr.open_array(str(out / "t2m"), mode="r").shape == (8, 8)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--shape", "10,-1"], "--shape"),
+    (["--shape", "10,x"], "--shape"),
+    (["--shape", "10,10", "--chunks", "0,5"], "--chunks"),
+    (["--shape", "10,10", "--dtype", "complex64"], "unknown dtype"),
+    (["--shape", "10,10", "--codec", "snappy"], "snappy"),
+    (["--shape", "10,10", "--dims", "a,b,c"], "--dims"),
+])
+def test_sample_bad_options_are_clear_errors(tessera_bin, tmp_path, args, message):
+    result = run(tessera_bin, "sample", tmp_path / "bad.zarr", *args)
+    assert result.returncode == 1, result.stdout
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr and "terminate" not in result.stderr

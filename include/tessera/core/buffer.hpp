@@ -39,6 +39,9 @@ class Buffer {
 
   // Shrinks the visible size to `new_size` <= capacity without reallocating.
   void Truncate(std::int64_t new_size);
+  // Makes the size `new_size`, reusing the allocation when it is large enough;
+  // otherwise allocates anew. Contents are unspecified afterwards (uninitialized).
+  void ResizeUninitialized(std::int64_t new_size);
   std::int64_t capacity() const { return capacity_; }
 
  private:

@@ -4,6 +4,7 @@
 //   tessera::CodecConfig config = tessera::ParseCodecSpec("blosc:lz4:5:shuffle");
 //   std::unique_ptr<tessera::Codec> codec = tessera::MakeCodec(config);
 //   tessera::Buffer compressed = codec->Encode(raw, /*itemsize=*/8);
+//   codec->EncodeInto(raw, 8, compressed);   // reuses compressed's allocation
 //   codec->Decode(compressed.span(), out);   // out.size() must be the decoded size
 //
 // Supported ids: "blosc" (cname lz4, lz4hc, zstd, blosclz, zlib; shuffle none, byte,
@@ -37,8 +38,17 @@ struct CodecConfig {
 class Codec {
  public:
   virtual ~Codec() = default;
-  // Compresses `raw`; itemsize is the element size (for shuffling).
-  virtual Buffer Encode(std::span<const std::byte> raw, std::int64_t itemsize) const = 0;
+  // Compresses `raw` into `out`, whose allocation is reused when large enough (so a
+  // thread encoding many chunks touches fresh memory once); itemsize is the element
+  // size (for shuffling). On return out.size() is the encoded size.
+  virtual void EncodeInto(std::span<const std::byte> raw, std::int64_t itemsize,
+                          Buffer& out) const = 0;
+  // Compresses `raw` into a new Buffer.
+  Buffer Encode(std::span<const std::byte> raw, std::int64_t itemsize) const {
+    Buffer out;
+    EncodeInto(raw, itemsize, out);
+    return out;
+  }
   // Decompresses `encoded` into exactly `out`; throws FormatError on any mismatch.
   virtual void Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const = 0;
   // Largest encoded size for raw_size input bytes (for memory projections).

@@ -119,7 +119,8 @@ BloscCodec::BloscCodec(const CodecConfig& config) : config_(config) {
   }
 }
 
-Buffer BloscCodec::Encode(std::span<const std::byte> raw, std::int64_t itemsize) const {
+void BloscCodec::EncodeInto(std::span<const std::byte> raw, std::int64_t itemsize,
+                            Buffer& encoded) const {
   if (itemsize < 1) {
     throw InvalidArgument("blosc Encode needs itemsize >= 1, got " + std::to_string(itemsize));
   }
@@ -129,7 +130,7 @@ Buffer BloscCodec::Encode(std::span<const std::byte> raw, std::int64_t itemsize)
                           " bytes; its limit is " + std::to_string(kMaxBloscInput) +
                           " bytes: use smaller chunks or the zstd codec");
   }
-  Buffer encoded(MaxEncodedSize(raw_size));
+  encoded.ResizeUninitialized(MaxEncodedSize(raw_size));
   const int written = blosc_compress_ctx(
       config_.level, ResolveShuffle(config_.shuffle, itemsize), static_cast<std::size_t>(itemsize),
       raw.size(), raw.data(), encoded.data(), static_cast<std::size_t>(encoded.size()),
@@ -140,7 +141,6 @@ Buffer BloscCodec::Encode(std::span<const std::byte> raw, std::int64_t itemsize)
                 std::to_string(raw_size) + " bytes (" + config_.cname + ")");
   }
   encoded.Truncate(written);
-  return encoded;
 }
 
 void BloscCodec::Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const {

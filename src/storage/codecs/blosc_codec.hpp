@@ -42,7 +42,8 @@ class BloscCodec final : public Codec {
 
   // REQUIRES: itemsize >= 1 and raw.size() <= 2 GiB - 16 (blosc 1.x's limit); otherwise
   // throws InvalidArgument. Itemsizes above 255 are shuffled as bytes, as blosc does.
-  Buffer Encode(std::span<const std::byte> raw, std::int64_t itemsize) const override;
+  void EncodeInto(std::span<const std::byte> raw, std::int64_t itemsize,
+                  Buffer& out) const override;
 
   // Checks the header (nbytes == out.size(), cbytes == encoded.size(), sane typesize and
   // blocksize, block offsets inside the chunk) before decompressing; throws FormatError on

@@ -39,14 +39,15 @@ Lz4Codec::Lz4Codec(const CodecConfig& config) : config_(config) {
   }
 }
 
-Buffer Lz4Codec::Encode(std::span<const std::byte> raw, std::int64_t /*itemsize*/) const {
+void Lz4Codec::EncodeInto(std::span<const std::byte> raw, std::int64_t /*itemsize*/,
+                          Buffer& encoded) const {
   if (raw.size() > static_cast<std::size_t>(LZ4_MAX_INPUT_SIZE)) {
     throw InvalidArgument("lz4 cannot compress a chunk of " + std::to_string(raw.size()) +
                           " bytes; its limit is " + std::to_string(LZ4_MAX_INPUT_SIZE) +
                           " bytes: use smaller chunks or the zstd codec");
   }
   const int raw_size = static_cast<int>(raw.size());
-  Buffer encoded(MaxEncodedSize(raw_size));
+  encoded.ResizeUninitialized(MaxEncodedSize(raw_size));
   StoreLittleEndian32(static_cast<std::uint32_t>(raw_size), encoded.data());
   const int capacity = static_cast<int>(encoded.size() - static_cast<std::int64_t>(kHeaderSize));
   const int written = LZ4_compress_fast(reinterpret_cast<const char*>(raw.data()),
@@ -56,7 +57,6 @@ Buffer Lz4Codec::Encode(std::span<const std::byte> raw, std::int64_t /*itemsize*
     throw Error("LZ4_compress_fast failed on " + std::to_string(raw_size) + " bytes");
   }
   encoded.Truncate(static_cast<std::int64_t>(kHeaderSize) + written);
-  return encoded;
 }
 
 void Lz4Codec::Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const {

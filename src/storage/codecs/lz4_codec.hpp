@@ -24,7 +24,8 @@ class Lz4Codec final : public Codec {
   explicit Lz4Codec(const CodecConfig& config);
 
   // itemsize is unused (LZ4 does not shuffle).
-  Buffer Encode(std::span<const std::byte> raw, std::int64_t itemsize) const override;
+  void EncodeInto(std::span<const std::byte> raw, std::int64_t itemsize,
+                  Buffer& out) const override;
   void Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const override;
   // 4 + LZ4_compressBound(raw_size).
   std::int64_t MaxEncodedSize(std::int64_t raw_size) const override;

@@ -83,13 +83,15 @@ ZlibCodec::ZlibCodec(const CodecConfig& config) : config_(config), window_bits_(
   }
 }
 
-Buffer ZlibCodec::Encode(std::span<const std::byte> raw, std::int64_t /*itemsize*/) const {
+void ZlibCodec::EncodeInto(std::span<const std::byte> raw, std::int64_t /*itemsize*/,
+                           Buffer& encoded) const {
   DeflateStream deflater(config_.level, window_bits_);
   z_stream* stream = deflater.get();
   // deflateBound is exact for these settings; MaxEncodedSize is the same bound computed
   // without a stream. Take the larger so that one Z_FINISH pass always fits.
   const auto bound = static_cast<std::int64_t>(deflateBound(stream, raw.size()));
-  Buffer encoded(std::max(bound, MaxEncodedSize(static_cast<std::int64_t>(raw.size()))));
+  encoded.ResizeUninitialized(
+      std::max(bound, MaxEncodedSize(static_cast<std::int64_t>(raw.size()))));
 
   // zlib never writes through next_in; its API lacks const.
   auto* raw_bytes = const_cast<Bytef*>(reinterpret_cast<const Bytef*>(raw.data()));
@@ -108,7 +110,6 @@ Buffer ZlibCodec::Encode(std::span<const std::byte> raw, std::int64_t /*itemsize
     }
   }
   encoded.Truncate(static_cast<std::int64_t>(stream->total_out));
-  return encoded;
 }
 
 void ZlibCodec::Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const {

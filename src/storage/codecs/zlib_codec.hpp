@@ -25,7 +25,8 @@ class ZlibCodec final : public Codec {
   explicit ZlibCodec(const CodecConfig& config);
 
   // itemsize is unused (deflate does not shuffle).
-  Buffer Encode(std::span<const std::byte> raw, std::int64_t itemsize) const override;
+  void EncodeInto(std::span<const std::byte> raw, std::int64_t itemsize,
+                  Buffer& out) const override;
   void Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const override;
   // compressBound(raw_size), plus the gzip container's extra header and trailer bytes.
   std::int64_t MaxEncodedSize(std::int64_t raw_size) const override;

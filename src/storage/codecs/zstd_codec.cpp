@@ -40,8 +40,9 @@ ZstdCodec::ZstdCodec(const CodecConfig& config) : config_(config) {
   }
 }
 
-Buffer ZstdCodec::Encode(std::span<const std::byte> raw, std::int64_t /*itemsize*/) const {
-  Buffer encoded(MaxEncodedSize(static_cast<std::int64_t>(raw.size())));
+void ZstdCodec::EncodeInto(std::span<const std::byte> raw, std::int64_t /*itemsize*/,
+                           Buffer& encoded) const {
+  encoded.ResizeUninitialized(MaxEncodedSize(static_cast<std::int64_t>(raw.size())));
   std::unique_ptr<ZSTD_CCtx, CCtxDeleter> context(ZSTD_createCCtx());
   if (context == nullptr) throw std::bad_alloc();
   const std::size_t written =
@@ -52,7 +53,6 @@ Buffer ZstdCodec::Encode(std::span<const std::byte> raw, std::int64_t /*itemsize
                 " bytes failed: " + ZSTD_getErrorName(written));
   }
   encoded.Truncate(static_cast<std::int64_t>(written));
-  return encoded;
 }
 
 void ZstdCodec::Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const {

@@ -25,7 +25,8 @@ class ZstdCodec final : public Codec {
   explicit ZstdCodec(const CodecConfig& config);
 
   // itemsize is unused (zstd does not shuffle).
-  Buffer Encode(std::span<const std::byte> raw, std::int64_t itemsize) const override;
+  void EncodeInto(std::span<const std::byte> raw, std::int64_t itemsize,
+                  Buffer& out) const override;
   void Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const override;
   // ZSTD_compressBound(raw_size).
   std::int64_t MaxEncodedSize(std::int64_t raw_size) const override;

@@ -84,39 +84,46 @@ std::optional<std::string> UndecodablePipeline(const ZarrMetadata& metadata) {
          "stage's decoded size); use either one filter or one compressor";
 }
 
-// Scratch buffers for decoded chunks, reused by the chunks one thread handles.
-// At most one buffer per concurrently running task exists.
+// The buffers one thread reuses across the chunks it handles: a decoded (or gathered)
+// chunk, and an encoded one. Reuse matters: touching fresh pages costs more than
+// compressing them.
+struct ChunkScratch {
+  Buffer decoded;
+  Buffer encoded;
+};
+
+// Scratch for concurrently running chunk tasks; at most one per running task exists.
 class ScratchPool {
  public:
   class Lease {
    public:
-    Lease(ScratchPool& pool, Buffer buffer) : pool_(pool), buffer_(std::move(buffer)) {}
-    ~Lease() { pool_.Return(std::move(buffer_)); }
+    Lease(ScratchPool& pool, ChunkScratch scratch) : pool_(pool), scratch_(std::move(scratch)) {}
+    ~Lease() { pool_.Return(std::move(scratch_)); }
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
-    Buffer& buffer() { return buffer_; }
+    ChunkScratch& scratch() { return scratch_; }
 
    private:
     ScratchPool& pool_;
-    Buffer buffer_;
+    ChunkScratch scratch_;
   };
 
   Lease Take() {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (free_.empty()) return Lease(*this, Buffer());
-    Buffer buffer = std::move(free_.back());
+    if (free_.empty()) return Lease(*this, ChunkScratch());
+    ChunkScratch scratch = std::move(free_.back());
     free_.pop_back();
-    return Lease(*this, std::move(buffer));
+    return Lease(*this, std::move(scratch));
   }
 
  private:
-  void Return(Buffer buffer) {
+  void Return(ChunkScratch scratch) {
     std::lock_guard<std::mutex> lock(mutex_);
-    free_.push_back(std::move(buffer));
+    free_.push_back(std::move(scratch));
   }
 
   std::mutex mutex_;
-  std::vector<Buffer> free_;  // GUARDED_BY(mutex_)
+  std::vector<ChunkScratch> free_;  // GUARDED_BY(mutex_)
 };
 
 // Parses one decimal chunk coordinate (no sign, no leading zeros) below `limit`.
@@ -198,7 +205,7 @@ class ChunkIo {
       CheckUncompressedSize(key, stored->size());
       decoded = stored->span();
     } else {
-      if (scratch.size() != chunk_nbytes_) scratch = Buffer(chunk_nbytes_);
+      scratch.ResizeUninitialized(chunk_nbytes_);
       DecodeInto(key, stored->span(), scratch.span());
       decoded = scratch.span();
     }
@@ -208,25 +215,26 @@ class ChunkIo {
   // Writes a block's chunk from `src` (the block, byte strides `src_strides`;
   // `src_contiguous` says it is one C-order range).
   void WriteFrom(std::span<const Index> block, const std::byte* src,
-                 std::span<const Index> src_strides, bool src_contiguous, Buffer& scratch) const {
+                 std::span<const Index> src_strides, bool src_contiguous,
+                 ChunkScratch& scratch) const {
     const Shape block_shape = grid_.BlockShape(block);
     std::span<const std::byte> raw;
     if (src_contiguous && layout_.IsIdentityFor(block_shape)) {
       raw = {src, static_cast<std::size_t>(chunk_nbytes_)};
     } else {
-      if (scratch.size() != chunk_nbytes_) scratch = Buffer(chunk_nbytes_);
+      scratch.decoded.ResizeUninitialized(chunk_nbytes_);
       zarr_detail::BlockToChunk(layout_, block_shape, src, src_strides, FillStored(),
-                                scratch.span());
-      raw = scratch.span();
+                                scratch.decoded.span());
+      raw = scratch.decoded.span();
     }
-    Buffer encoded;
+    Buffer filtered;
     for (const std::shared_ptr<const Codec>& filter : filters_) {
-      encoded = filter->Encode(raw, layout_.itemsize);
-      raw = encoded.span();
+      filtered = filter->Encode(raw, layout_.itemsize);
+      raw = filtered.span();
     }
     if (compressor_ != nullptr) {
-      encoded = compressor_->Encode(raw, layout_.itemsize);
-      raw = encoded.span();
+      compressor_->EncodeInto(raw, layout_.itemsize, scratch.encoded);
+      raw = scratch.encoded.span();
     }
     store_.Set(Key(block), raw);
   }
@@ -439,7 +447,7 @@ void ZarrArray::WriteBlockFrom(std::span<const Index> block,
                                std::span<const std::byte> data) const {
   CheckBlockData(grid_, metadata_.dtype, block, data.size(), "WriteBlockFrom");
   const ChunkIo io(*store_, path_, metadata_, grid_, compressor_.get(), filters_);
-  Buffer scratch;
+  ChunkScratch scratch;
   io.WriteFrom(block, data.data(), ByteStrides(grid_.BlockShape(block), metadata_.dtype.itemsize()),
                /*src_contiguous=*/true, scratch);
 }
@@ -457,7 +465,7 @@ NDArray ZarrArray::Read(int max_threads) const {
     ScratchPool::Lease scratch = scratch_pool.Take();
     io.ReadPart(block, Region{Shape(block.size(), 0), region.shape},
                 out_data + ByteOffset(region.start, out_strides), out_strides,
-                IsContiguousIn(metadata_.shape, region.shape), scratch.buffer());
+                IsContiguousIn(metadata_.shape, region.shape), scratch.scratch().decoded);
   });
   return out;
 }
@@ -500,7 +508,7 @@ NDArray ZarrArray::ReadRegion(const Region& region, int max_threads) const {
     }
     ScratchPool::Lease scratch = scratch_pool.Take();
     io.ReadPart(block, box, out_data + ByteOffset(out_start, out_strides), out_strides,
-                IsContiguousIn(region.shape, box.shape), scratch.buffer());
+                IsContiguousIn(region.shape, box.shape), scratch.scratch().decoded);
   });
   return out;
 }
@@ -523,7 +531,7 @@ void ZarrArray::Write(const NDArray& data, int max_threads) const {
     const Region region = grid_.BlockRegion(block);
     ScratchPool::Lease scratch = scratch_pool.Take();
     io.WriteFrom(block, data_bytes + ByteOffset(region.start, data_strides), data_strides,
-                 IsContiguousIn(metadata_.shape, region.shape), scratch.buffer());
+                 IsContiguousIn(metadata_.shape, region.shape), scratch.scratch());
   });
 }
 

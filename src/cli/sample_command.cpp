@@ -1,0 +1,206 @@
+#include "sample_command.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <numbers>
+#include <sstream>
+#include <vector>
+
+#include "tessera/core/byte_size.hpp"
+#include "tessera/core/errors.hpp"
+#include "tessera/core/parallel.hpp"
+#include "tessera/storage/directory_store.hpp"
+#include "tessera/storage/zarr_array.hpp"
+
+namespace tessera::cli {
+namespace {
+
+// Parses "8760,181,360" into extents >= min_extent; `what` names the option.
+Shape ParseExtents(const std::string& text, const char* what, Index min_extent) {
+  Shape extents;
+  std::stringstream stream(text);
+  std::string part;
+  while (std::getline(stream, part, ',')) {
+    std::size_t used = 0;
+    long long value = -1;
+    try {
+      value = std::stoll(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != part.size() || value < min_extent) {
+      throw InvalidArgument(std::string(what) + " \"" + text +
+                            "\" must be comma-separated whole numbers >= " +
+                            std::to_string(min_extent) + ", e.g. 8760,181,360");
+    }
+    extents.push_back(value);
+  }
+  if (extents.empty()) throw InvalidArgument(std::string(what) + " is empty");
+  return extents;
+}
+
+std::vector<std::string> SplitNames(const std::string& text) {
+  std::vector<std::string> names;
+  std::stringstream stream(text);
+  std::string part;
+  while (std::getline(stream, part, ',')) names.push_back(part);
+  return names;
+}
+
+// Default chunks: whole along the first dimension (a time series per chunk) and a
+// square-ish tile of the other dimensions, about 8 MB per chunk — how a dataset meant
+// for reading time series is chunked.
+Shape DefaultChunks(const Shape& shape, Index itemsize) {
+  constexpr double kTargetChunkBytes = 8'000'000;
+  Shape chunks(shape.size(), 1);
+  if (shape.empty()) return chunks;
+  chunks[0] = std::max<Index>(shape[0], 1);
+  if (shape.size() == 1) return chunks;
+  const double cells = kTargetChunkBytes / static_cast<double>(chunks[0] * itemsize);
+  const auto side = static_cast<Index>(
+      std::max(1.0, std::floor(std::pow(cells, 1.0 / static_cast<double>(shape.size() - 1)))));
+  for (std::size_t dim = 1; dim < shape.size(); ++dim) {
+    chunks[dim] = std::clamp<Index>(side, 1, std::max<Index>(shape[dim], 1));
+  }
+  return chunks;
+}
+
+// A deterministic value per element: mean + one wave per dimension + seeded noise.
+double SampleValue(std::span<const Index> position, std::span<const Index> shape,
+                   std::uint64_t seed, Index linear) {
+  constexpr double kMean = 280.0;        // about a surface temperature in kelvin
+  constexpr double kWaveAmplitude = 12;  // per dimension
+  constexpr double kNoiseAmplitude = 0.5;
+  double value = kMean;
+  for (std::size_t dim = 0; dim < position.size(); ++dim) {
+    const double phase =
+        static_cast<double>(position[dim]) / static_cast<double>(std::max<Index>(shape[dim], 1));
+    value +=
+        kWaveAmplitude * std::sin(2 * std::numbers::pi * (phase + 0.1 * static_cast<double>(dim)));
+  }
+  // splitmix64 of (seed, index): uniform noise in [-0.5, 0.5) * amplitude.
+  std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (static_cast<std::uint64_t>(linear) + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  value += kNoiseAmplitude * (static_cast<double>(z >> 11) * 0x1.0p-53 - 0.5);
+  return value;
+}
+
+// Fills one block with SampleValue, converted to the block's dtype.
+void FillBlock(NDArray& block, const Region& region, const Shape& shape, std::uint64_t seed) {
+  const Shape array_strides = CStrides(shape);
+  VisitDType(block.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    std::span<T> values = block.mutable_data<T>();
+    Shape position = region.start;
+    for (Index element = 0; element < block.size(); ++element) {
+      Index linear = 0;
+      for (std::size_t dim = 0; dim < shape.size(); ++dim)
+        linear += position[dim] * array_strides[dim];
+      const double value = SampleValue(position, shape, seed, linear);
+      if constexpr (std::is_same_v<T, bool>) {
+        values[static_cast<std::size_t>(element)] = value > 280.0;
+      } else {
+        values[static_cast<std::size_t>(element)] = static_cast<T>(value);
+      }
+      // Advance `position` in C order within the region.
+      for (std::size_t dim = shape.size(); dim-- > 0;) {
+        if (++position[dim] < region.start[dim] + region.shape[dim]) break;
+        position[dim] = region.start[dim];
+      }
+    }
+  });
+}
+
+}  // namespace
+
+SampleCommand::SampleCommand(CLI::App& app)
+    : command_(app.add_subcommand("sample", "Write a synthetic climate-like dataset as Zarr")) {
+  command_->add_option("OUT", out_path_, "Directory of the Zarr store to write")->required();
+  command_->add_option("--shape", shape_, "Array shape, comma-separated")->capture_default_str();
+  command_->add_option("--chunks", chunks_,
+                       "Chunk shape (default: whole first dimension, about 8 MB per chunk)");
+  command_->add_option("--dtype", dtype_, "Element type (float32, float64, int16, ...)")
+      ->capture_default_str();
+  command_->add_option("--codec", codec_, "Codec: blosc-lz4, blosc:zstd:3, zstd, lz4, zlib, none")
+      ->capture_default_str();
+  command_->add_option("--dims", dims_,
+                       "Dimension names, comma-separated (default: time,lat,lon "
+                       "for 3-d, else dim_0,dim_1,...)");
+  command_
+      ->add_option("--variable", variable_,
+                   "Name of the array inside the group OUT; empty writes the array at OUT")
+      ->capture_default_str();
+  command_->add_option("--seed", seed_, "Seed of the noise")->capture_default_str();
+  command_->add_option("--threads", threads_, "Threads (0 = all cores)")->capture_default_str();
+  command_->add_flag("--overwrite", overwrite_, "Replace an existing store at OUT");
+}
+
+void SampleCommand::Run(std::ostream& out) const {
+  namespace fs = std::filesystem;
+  ZarrMetadata metadata;
+  metadata.shape = ParseExtents(shape_, "--shape", 0);
+  metadata.dtype = DType::FromName(dtype_);
+  metadata.chunks = chunks_.empty() ? DefaultChunks(metadata.shape, metadata.dtype.itemsize())
+                                    : ParseExtents(chunks_, "--chunks", 1);
+  if (codec_ != "none") metadata.compressor = ParseCodecSpec(codec_);
+  if (metadata.dtype.kind() == DTypeKind::kFloat) metadata.fill_value = std::nan("");
+
+  ZarrAttributes attributes;
+  if (!dims_.empty()) {
+    attributes.dimension_names = SplitNames(dims_);
+  } else if (metadata.shape.size() == 3) {
+    attributes.dimension_names = {"time", "lat", "lon"};
+  } else {
+    for (std::size_t dim = 0; dim < metadata.shape.size(); ++dim) {
+      attributes.dimension_names.push_back("dim_" + std::to_string(dim));
+    }
+  }
+  if (attributes.dimension_names.size() != metadata.shape.size()) {
+    throw InvalidArgument("--dims names " + std::to_string(attributes.dimension_names.size()) +
+                          " dimensions but --shape has " + std::to_string(metadata.shape.size()));
+  }
+  if (threads_ < 0) throw InvalidArgument("--threads must be >= 0");
+
+  std::error_code error;
+  if (fs::exists(out_path_, error) && !fs::is_empty(out_path_, error)) {
+    if (!overwrite_) {
+      throw StorageError(out_path_ +
+                         " already exists and is not empty; choose another path or pass "
+                         "--overwrite to replace it");
+    }
+    fs::remove_all(out_path_, error);
+    if (error) throw StorageError("cannot remove " + out_path_ + ": " + error.message());
+  }
+
+  auto store = DirectoryStore::Open(out_path_);
+  if (!variable_.empty()) CreateZarrGroup(*store, "");
+  const ZarrArray array = ZarrArray::Create(store, variable_, metadata, attributes);
+  const ChunkGrid& grid = array.grid();
+
+  const auto start = std::chrono::steady_clock::now();
+  ParallelFor(grid.num_blocks(), threads_ == 0 ? HardwareThreads() : threads_,
+              [&](std::int64_t linear) {
+                const Shape block_index = grid.BlockIndex(linear);
+                const Region region = grid.BlockRegion(block_index);
+                NDArray block(region.shape, metadata.dtype);
+                FillBlock(block, region, metadata.shape, seed_);
+                array.WriteBlock(block_index, block);
+              });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  const std::int64_t logical = CheckedMul(ShapeSize(metadata.shape), metadata.dtype.itemsize());
+  const ZarrArray::StoredChunks stored = array.CountStoredChunks();
+  const std::string where = variable_.empty() ? out_path_ : out_path_ + "/" + variable_;
+  out << "wrote " << where << ": shape " << ShapeToString(metadata.shape) << ", "
+      << metadata.dtype.name() << ", chunks " << ShapeToString(metadata.chunks) << ", "
+      << stored.count << " chunks, " << format_bytes(logical) << " logical, "
+      << format_bytes(stored.bytes) << " stored, in " << std::fixed << std::setprecision(2)
+      << seconds << " s\n";
+}
+
+}  // namespace tessera::cli
