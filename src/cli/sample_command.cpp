@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
+#include <limits>
 #include <numbers>
 #include <sstream>
 #include <vector>
@@ -103,6 +104,12 @@ void FillBlock(NDArray& block, const Region& region, const Shape& shape, std::ui
       const double value = SampleValue(position, shape, seed, linear);
       if constexpr (std::is_same_v<T, bool>) {
         values[static_cast<std::size_t>(element)] = value > 280.0;
+      } else if constexpr (std::is_integral_v<T>) {
+        // Saturate: the field (about 244..316) does not fit every integer type, and an
+        // out-of-range conversion would be undefined.
+        const double low = static_cast<double>(std::numeric_limits<T>::lowest());
+        const double high = static_cast<double>(std::numeric_limits<T>::max());
+        values[static_cast<std::size_t>(element)] = static_cast<T>(std::clamp(value, low, high));
       } else {
         values[static_cast<std::size_t>(element)] = static_cast<T>(value);
       }
@@ -171,6 +178,13 @@ void SampleCommand::Run(std::ostream& out) const {
       throw StorageError(out_path_ +
                          " already exists and is not empty; choose another path or pass "
                          "--overwrite to replace it");
+    }
+    // --overwrite replaces Zarr stores only, never an unrelated folder or file.
+    const fs::path root(out_path_);
+    if (!fs::exists(root / ".zarray", error) && !fs::exists(root / ".zgroup", error)) {
+      throw StorageError(out_path_ +
+                         " is not a Zarr store (no .zarray or .zgroup); --overwrite only "
+                         "replaces Zarr stores, so remove it yourself or choose another path");
     }
     fs::remove_all(out_path_, error);
     if (error) throw StorageError("cannot remove " + out_path_ + ": " + error.message());

@@ -63,7 +63,9 @@ std::string FormatScaled(std::int64_t bytes, std::int64_t base,
   }
   std::size_t unit = 0;
   long double value = static_cast<long double>(magnitude);
-  while (value >= static_cast<long double>(base) && unit + 1 < names.size()) {
+  // Values that print as "1000.0" at one decimal move up a unit ("1.0 MB").
+  const long double carry = static_cast<long double>(base) - 0.05L;
+  while (value >= carry && unit + 1 < names.size()) {
     value /= static_cast<long double>(base);
     ++unit;
   }
@@ -121,7 +123,10 @@ std::int64_t parse_bytes(std::string_view original) {
 
   unsigned __int128 divisor = 1;
   for (int digit = 0; digit < fraction_digits; ++digit) divisor *= 10;
-  const unsigned __int128 scaled = mantissa * static_cast<unsigned __int128>(unit->factor);
+  unsigned __int128 scaled = 0;
+  if (__builtin_mul_overflow(mantissa, static_cast<unsigned __int128>(unit->factor), &scaled)) {
+    Fail(original, "it overflows a 64-bit byte count");
+  }
   if (scaled % divisor != 0) Fail(original, "it is not a whole number of bytes");
   const unsigned __int128 bytes = scaled / divisor;
   if (bytes > static_cast<unsigned __int128>(std::numeric_limits<std::int64_t>::max())) {

@@ -69,6 +69,10 @@ TEST(ParseBytes, RejectsOverflow) {
   EXPECT_THROW(parse_bytes("9223372036854775808"), InvalidArgument);
   EXPECT_THROW(parse_bytes("10000PB"), InvalidArgument);
   EXPECT_THROW(parse_bytes("99999999999999999999999999999999"), InvalidArgument);
+  // Mantissa times unit overflows even 128 bits: must be an error, never a wrapped value.
+  EXPECT_THROW(parse_bytes("302231454903657293676544PiB"), InvalidArgument);
+  EXPECT_THROW(parse_bytes("302231454903657293676549PiB"), InvalidArgument);
+  EXPECT_THROW(parse_bytes("9223372036854775807.9KiB"), InvalidArgument);
   EXPECT_THROW(parse_bytes("8EB"), InvalidArgument);  // EB is not a unit
 }
 
@@ -80,6 +84,9 @@ TEST(FormatBytes, UsesSiUnitsWithOneDecimal) {
   EXPECT_EQ(format_bytes(400'000'000), "400.0 MB");
   EXPECT_EQ(format_bytes(1'500'000'000), "1.5 GB");
   EXPECT_EQ(format_bytes(-2'000'000), "-2.0 MB");
+  EXPECT_EQ(format_bytes(999'949), "999.9 kB");
+  EXPECT_EQ(format_bytes(999'950), "1.0 MB");  // not "1000.0 kB"
+  EXPECT_EQ(format_bytes(999'999'999), "1.0 GB");
   EXPECT_EQ(format_bytes(std::numeric_limits<std::int64_t>::min()), "-9223.4 PB");
 }
 

@@ -1,6 +1,10 @@
 #include "tessera/core/ndarray.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <utility>
 
 namespace tessera {
 namespace {
@@ -29,8 +33,26 @@ NDArray NDArray::Full(Shape shape, DType dtype, double value) {
   NDArray array(std::move(shape), dtype);
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    T element{};
+    if constexpr (std::is_same_v<T, bool>) {
+      element = value != 0;
+    } else if constexpr (std::is_integral_v<T>) {
+      // The range check keeps the conversion defined: out-of-range or NaN values
+      // would be undefined behaviour in a static_cast.
+      // T's range is [lowest, 2^digits), both exact in a double.
+      const double truncated = std::trunc(value);
+      const double upper = std::ldexp(1.0, std::numeric_limits<T>::digits);
+      if (!(truncated >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
+            truncated < upper)) {
+        throw InvalidArgument("NDArray::Full: value " + std::to_string(value) +
+                              " does not fit in " + std::string(dtype.name()));
+      }
+      element = static_cast<T>(truncated);
+    } else {
+      element = static_cast<T>(value);
+    }
     auto values = array.mutable_data<T>();
-    std::fill(values.begin(), values.end(), static_cast<T>(value));
+    std::fill(values.begin(), values.end(), element);
   });
   return array;
 }
@@ -40,6 +62,22 @@ NDArray::NDArray(const NDArray& other)
       dtype_(other.dtype_),
       size_(other.size_),
       buffer_(other.buffer_.Clone()) {}
+
+NDArray::NDArray(NDArray&& other) noexcept
+    : shape_(std::exchange(other.shape_, Shape{0})),
+      dtype_(other.dtype_),
+      size_(std::exchange(other.size_, 0)),
+      buffer_(std::move(other.buffer_)) {}
+
+NDArray& NDArray::operator=(NDArray&& other) noexcept {
+  if (this != &other) {
+    shape_ = std::exchange(other.shape_, Shape{0});
+    dtype_ = other.dtype_;
+    size_ = std::exchange(other.size_, 0);
+    buffer_ = std::move(other.buffer_);
+  }
+  return *this;
+}
 
 NDArray& NDArray::operator=(const NDArray& other) {
   if (this != &other) *this = NDArray(other);

@@ -50,6 +50,27 @@ TEST(NDArray, CopyIsDeepAndEqualityIsBytewise) {
   EXPECT_FALSE(a == NDArray::Full({1, 3}, int64, 1));
 }
 
+TEST(NDArray, FullRejectsValuesOutsideTheDtype) {
+  EXPECT_THROW(NDArray::Full({2}, int8, 300), InvalidArgument);
+  EXPECT_THROW(NDArray::Full({2}, int8, 128), InvalidArgument);
+  EXPECT_THROW(NDArray::Full({2}, uint8, -1), InvalidArgument);
+  EXPECT_THROW(NDArray::Full({2}, int32, NAN), InvalidArgument);
+  EXPECT_THROW(NDArray::Full({2}, uint64, 18446744073709551616.0), InvalidArgument);
+  EXPECT_EQ(NDArray::Full({1}, int8, -128).data<std::int8_t>()[0], -128);
+  EXPECT_EQ(NDArray::Full({1}, int8, 127.9).data<std::int8_t>()[0], 127);
+  EXPECT_EQ(NDArray::Full({1}, uint8, 255).data<std::uint8_t>()[0], 255);
+  EXPECT_TRUE(NDArray::Full({1}, bool_, 0.5).data<bool>()[0]);
+}
+
+TEST(NDArray, MovedFromIsEmpty) {
+  NDArray a = NDArray::Full({4, 4}, float64, 1);
+  NDArray b = std::move(a);
+  EXPECT_EQ(b.size(), 16);
+  EXPECT_EQ(a.size(), 0);  // NOLINT(bugprone-use-after-move): documented state
+  EXPECT_EQ(a.nbytes(), 0);
+  EXPECT_TRUE(a.bytes().empty());
+}
+
 TEST(NDArray, RejectsNegativeAndOverflowingShapes) {
   EXPECT_THROW(NDArray({-1}, int8), InvalidArgument);
   EXPECT_THROW(NDArray({Index{1} << 62, 4}, int8), InvalidArgument);

@@ -334,6 +334,25 @@ def test_sample_refuses_to_overwrite_without_flag(tessera_bin, tmp_path):
     assert zarr.open_array(str(out / "t2m"), mode="r").shape == (8, 8)
 
 
+def test_sample_overwrite_never_removes_a_non_zarr_folder(tessera_bin, tmp_path):
+    precious = tmp_path / "notes"
+    precious.mkdir()
+    (precious / "thesis.txt").write_text("years of work")
+    result = run(tessera_bin, "sample", precious, "--shape", "4,4", "--overwrite")
+    assert result.returncode == 1
+    assert "not a Zarr store" in result.stderr
+    assert (precious / "thesis.txt").read_text() == "years of work"
+
+
+def test_sample_small_integer_types_saturate(tessera_bin, tmp_path):
+    out = tmp_path / "i8.zarr"
+    result = run(tessera_bin, "sample", out, "--shape", "20,5", "--dtype", "int8", "--variable", "")
+    assert result.returncode == 0, result.stderr
+    values = zarr.open_array(str(out), mode="r")[...]
+    expected = np.clip(expected_sample((20, 5), 0, np.float64), -128, 127).astype(np.int8)
+    np.testing.assert_array_equal(values, expected)
+
+
 @pytest.mark.parametrize("args, message", [
     (["--shape", "10,-1"], "--shape"),
     (["--shape", "10,x"], "--shape"),

@@ -43,8 +43,9 @@ class NDArray {
 
   NDArray(const NDArray& other);
   NDArray& operator=(const NDArray& other);
-  NDArray(NDArray&&) noexcept = default;
-  NDArray& operator=(NDArray&&) noexcept = default;
+  // A moved-from NDArray is empty: shape {0}, size 0.
+  NDArray(NDArray&& other) noexcept;
+  NDArray& operator=(NDArray&& other) noexcept;
 
   const Shape& shape() const { return shape_; }
   int ndim() const { return static_cast<int>(shape_.size()); }
