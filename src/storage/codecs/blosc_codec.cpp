@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "little_endian.hpp"
 #include "tessera/core/errors.hpp"
 
 namespace tessera::codecs {
@@ -34,21 +35,13 @@ int ResolveShuffle(int shuffle, std::int64_t itemsize) {
   return itemsize == 1 ? BLOSC_BITSHUFFLE : BLOSC_SHUFFLE;
 }
 
-std::size_t LoadLittleEndian32(const std::byte* in) {
-  std::size_t value = 0;
-  for (std::size_t index = 0; index < 4; ++index) {
-    value |= std::to_integer<std::size_t>(in[index]) << (8 * index);
-  }
-  return value;
-}
-
 // A compressed blosc frame is the header, one 32-bit start offset per block, then the
 // blocks. Every offset must point past the offset table and inside the frame, so that
 // libblosc never reads outside `encoded` when it follows them.
 void CheckBlockOffsets(std::span<const std::byte> encoded, std::size_t nbytes,
                        std::size_t blocksize) {
   const std::size_t nblocks = nbytes / blocksize + (nbytes % blocksize != 0 ? 1 : 0);
-  const std::size_t first_block = BLOSC_MIN_HEADER_LENGTH + 4 * nblocks;
+  const std::size_t first_block = BLOSC_MIN_HEADER_LENGTH + kLittleEndian32Bytes * nblocks;
   if (first_block > encoded.size()) {
     throw FormatError("blosc header implies " + std::to_string(nblocks) + " blocks, whose " +
                       std::to_string(first_block) + "-byte offset table exceeds the " +
@@ -56,7 +49,7 @@ void CheckBlockOffsets(std::span<const std::byte> encoded, std::size_t nbytes,
   }
   for (std::size_t block = 0; block < nblocks; ++block) {
     const std::size_t offset =
-        LoadLittleEndian32(encoded.data() + BLOSC_MIN_HEADER_LENGTH + 4 * block);
+        LoadLittleEndian32(encoded.data() + BLOSC_MIN_HEADER_LENGTH + kLittleEndian32Bytes * block);
     if (offset < first_block || offset >= encoded.size()) {
       throw FormatError("blosc block " + std::to_string(block) + " starts at byte " +
                         std::to_string(offset) + ", outside the data area " +

@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "codecs/little_endian.hpp"
 #include "tessera/core/errors.hpp"
 #include "test_seed.hpp"
 
@@ -337,10 +338,10 @@ Bytes Encode(const CodecConfig& config, const Bytes& raw, std::int64_t itemsize 
   return ToBytes(MakeCodec(config)->Encode(raw, itemsize));
 }
 
+// Overwrites the 32-bit little-endian field at `offset` of a frame.
 void StoreLittleEndian32(Bytes& bytes, std::size_t offset, std::uint32_t value) {
-  for (std::size_t index = 0; index < 4; ++index) {
-    bytes[offset + index] = static_cast<std::byte>((value >> (8 * index)) & 0xFFu);
-  }
+  ASSERT_LE(offset + codecs::kLittleEndian32Bytes, bytes.size());
+  codecs::StoreLittleEndian32(value, bytes.data() + offset);
 }
 
 // Expects FormatError and that its message contains `needle`.

@@ -5,30 +5,17 @@
 #include <cstdint>
 #include <string>
 
+#include "little_endian.hpp"
 #include "tessera/core/errors.hpp"
 
 namespace tessera::codecs {
 namespace {
 
 // numcodecs' header: the decoded size as a little-endian uint32.
-constexpr std::size_t kHeaderSize = 4;
+constexpr std::size_t kHeaderSize = kLittleEndian32Bytes;
 
 // lz4.c clamps larger accelerations to this value (LZ4_ACCELERATION_MAX there).
 constexpr int kMaxAcceleration = 65537;
-
-void StoreLittleEndian32(std::uint32_t value, std::byte* out) {
-  for (std::size_t index = 0; index < kHeaderSize; ++index) {
-    out[index] = static_cast<std::byte>((value >> (8 * index)) & 0xFFu);
-  }
-}
-
-std::uint32_t LoadLittleEndian32(const std::byte* in) {
-  std::uint32_t value = 0;
-  for (std::size_t index = 0; index < kHeaderSize; ++index) {
-    value |= std::to_integer<std::uint32_t>(in[index]) << (8 * index);
-  }
-  return value;
-}
 
 }  // namespace
 
