@@ -61,12 +61,7 @@ Index ChunkGrid::LinearIndex(std::span<const Index> block) const {
 }
 
 Shape ChunkGrid::BlockIndex(Index linear_index) const {
-  Shape block(grid_shape_.size());
-  for (std::size_t dim = grid_shape_.size(); dim-- > 0;) {
-    block[dim] = linear_index % grid_shape_[dim];
-    linear_index /= grid_shape_[dim];
-  }
-  return block;
+  return UnravelIndex(linear_index, grid_shape_);
 }
 
 }  // namespace tessera

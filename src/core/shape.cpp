@@ -46,4 +46,13 @@ Shape CStrides(std::span<const Index> shape) {
   return strides;
 }
 
+Shape UnravelIndex(Index linear, std::span<const Index> shape) {
+  Shape position(shape.size());
+  for (std::size_t dim = shape.size(); dim-- > 0;) {
+    position[dim] = linear % shape[dim];
+    linear /= shape[dim];
+  }
+  return position;
+}
+
 }  // namespace tessera

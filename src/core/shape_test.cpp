@@ -29,6 +29,21 @@ TEST(Shape, ToStringUsesNumpyTupleNotation) {
   EXPECT_EQ(ShapeToString(Shape{10000, 1000}), "(10000, 1000)");
 }
 
+TEST(Shape, UnravelIndexInvertsCStrides) {
+  const Shape shape{3, 4, 5};
+  const Shape strides = CStrides(shape);
+  for (Index linear = 0; linear < 60; ++linear) {
+    const Shape position = UnravelIndex(linear, shape);
+    Index back = 0;
+    for (std::size_t dim = 0; dim < 3; ++dim) {
+      ASSERT_LT(position[dim], shape[dim]);
+      back += position[dim] * strides[dim];
+    }
+    ASSERT_EQ(back, linear);
+  }
+  EXPECT_EQ(UnravelIndex(0, Shape{}), Shape{});
+}
+
 TEST(Shape, CStrides) {
   EXPECT_EQ(CStrides(Shape{2, 3, 4}), (Shape{12, 4, 1}));
   EXPECT_EQ(CStrides(Shape{}), Shape{});

@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <limits>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
@@ -15,32 +18,121 @@
 namespace tessera {
 namespace {
 
-// Reads a cgroup memory limit file; nullopt when absent or unlimited ("max").
-std::int64_t ReadCgroupLimit(const char* path) {
+// cgroup v1 reports "no limit" as LONG_MAX rounded down to a page; anything this big is
+// no limit even when physical RAM is unknown.
+constexpr std::int64_t kCgroupV1Unlimited = 9223372036854771712;
+
+std::int64_t PhysicalMemory() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return 0;
+  return static_cast<std::int64_t>(pages) * static_cast<std::int64_t>(page_size);
+}
+
+// A cgroup memory limit file's value in bytes; 0 (no limit) when the file is missing or
+// unreadable, says "max", or holds anything but one positive integer.
+std::int64_t ReadCgroupLimit(const std::filesystem::path& path) {
   std::ifstream file(path);
   std::string text;
   if (!(file >> text) || text == "max") return 0;
+  std::string rest;
+  if (file >> rest) return 0;  // more than one token: not a limit file we understand
   std::int64_t value = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || value <= 0) return 0;
+  if (error != std::errc() || end != text.data() + text.size() || value <= 0) return 0;
   return value;
+}
+
+// The path components of a cgroup path from /proc/self/cgroup ("/a/b" -> {a, b}). A path
+// that climbs above its hierarchy's root ("/../x": the cgroup lies outside this cgroup
+// namespace) gives {}, the root of the hierarchy as mounted here.
+std::vector<std::string> CgroupComponents(std::string_view path) {
+  std::vector<std::string> components;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    const std::string_view component = path.substr(start, slash - start);
+    if (component == "..") return {};
+    if (!component.empty() && component != ".") components.emplace_back(component);
+    start = slash + 1;
+  }
+  return components;
+}
+
+// The smallest limit in `file_name` of the cgroup `components` below `hierarchy` and of
+// each of its ancestors up to `hierarchy` itself; 0 when none sets one. Values of
+// `unlimited_from` or more are no limit.
+std::int64_t SmallestLimitUpTheTree(const std::filesystem::path& hierarchy,
+                                    const std::vector<std::string>& components,
+                                    const char* file_name, std::int64_t unlimited_from) {
+  std::int64_t smallest = 0;
+  std::filesystem::path directory = hierarchy;
+  std::vector<std::filesystem::path> directories{directory};
+  for (const std::string& component : components) {
+    directory /= component;
+    directories.push_back(directory);
+  }
+  for (const std::filesystem::path& candidate : directories) {
+    const std::int64_t limit = ReadCgroupLimit(candidate / file_name);
+    if (limit <= 0 || limit >= unlimited_from) continue;
+    if (smallest == 0 || limit < smallest) smallest = limit;
+  }
+  return smallest;
 }
 
 }  // namespace
 
-std::int64_t detect_total_mem() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page_size = sysconf(_SC_PAGE_SIZE);
-  std::int64_t physical = pages > 0 && page_size > 0 ? static_cast<std::int64_t>(pages) *
-                                                           static_cast<std::int64_t>(page_size)
-                                                     : 0;
-  for (const char* path :
-       {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
-    std::int64_t limit = ReadCgroupLimit(path);
-    // cgroup v1 reports "no limit" as a huge page-rounded number; physical RAM wins.
-    if (limit > 0 && (physical == 0 || limit < physical)) return limit;
+std::int64_t detect_total_mem() { return detect_total_mem("/"); }
+
+std::int64_t detect_total_mem(const std::filesystem::path& root) {
+  const std::int64_t physical = PhysicalMemory();
+
+  // /proc/self/cgroup lines are "hierarchy-id:controllers:path": "0::/a/b" for cgroup v2,
+  // "4:memory:/a/b" (controllers comma-separated) for the v1 memory hierarchy. When the
+  // file is missing or names neither, the hierarchies' roots are read.
+  std::vector<std::string> v2_path;
+  std::vector<std::string> v1_path;
+  {
+    std::ifstream file(root / "proc/self/cgroup");
+    std::string line;
+    while (std::getline(file, line)) {
+      const std::size_t first = line.find(':');
+      const std::size_t second =
+          first == std::string::npos ? std::string::npos : line.find(':', first + 1);
+      if (second == std::string::npos) continue;
+      const std::string_view id = std::string_view(line).substr(0, first);
+      const std::string_view controllers =
+          std::string_view(line).substr(first + 1, second - first - 1);
+      const std::string_view path = std::string_view(line).substr(second + 1);
+      if (id == "0" && controllers.empty()) {
+        v2_path = CgroupComponents(path);
+        continue;
+      }
+      std::size_t start = 0;
+      while (start <= controllers.size()) {
+        std::size_t comma = controllers.find(',', start);
+        if (comma == std::string_view::npos) comma = controllers.size();
+        if (controllers.substr(start, comma - start) == "memory") {
+          v1_path = CgroupComponents(path);
+          break;
+        }
+        start = comma + 1;
+      }
+    }
   }
-  return physical;
+
+  const std::filesystem::path cgroup = root / "sys/fs/cgroup";
+  const std::int64_t unlimited_from =
+      physical > 0 ? std::min(physical, kCgroupV1Unlimited) : kCgroupV1Unlimited;
+  std::int64_t limit = SmallestLimitUpTheTree(cgroup, v2_path, "memory.max",
+                                              std::numeric_limits<std::int64_t>::max());
+  const std::int64_t v1_limit =
+      SmallestLimitUpTheTree(cgroup / "memory", v1_path, "memory.limit_in_bytes", unlimited_from);
+  if (v1_limit > 0 && (limit == 0 || v1_limit < limit)) limit = v1_limit;
+
+  if (limit <= 0) return physical;
+  return physical > 0 ? std::min(limit, physical) : limit;
 }
 
 Spec Spec::from(std::initializer_list<std::pair<std::string_view, std::string_view>> settings) {

@@ -6,14 +6,17 @@ Tessera writes (zarr_tool write), zarr-python reads: the bytes must equal numpy'
 bytes zarr-python stores for the same data (edge padding and order F included), and
 the stored chunks must be exactly the blocks written.
 
-The matrix: every codec for float64 and int16, a rotating subset of codecs for the
-other dtypes, plus layout cases (partial edge chunks and missing chunks everywhere; '/'
-separators, order F, big-endian, NaN / null / infinite fill values, 0-d, 1-d, 3-d and
-empty arrays).
+The matrix: every dtype x every codec configuration (220 arrays of 23 x 17 in 5 x 4
+chunks, so with partial edge chunks, and with three chunks never written), plus layout
+cases ('/' separators, order F, big-endian, NaN / null / infinite fill values, 0-d, 1-d,
+3-d and empty arrays). The matrix runs as one test per codec, all 11 dtypes through one
+zarr_tool process (zarr_tool batch), which keeps the suite fast under ASan too; a
+failure names every array that failed.
 
 The values are a formula of the C-order flat index, computed by numpy here and by
 zarr_tool (tests/interop/zarr_tool.cpp) in C++; both must agree bit for bit.
 """
+import itertools
 import json
 import os
 import subprocess
@@ -189,22 +192,65 @@ def write_with_zarr(path, case):
     return array
 
 
+def write_options(case):
+    """zarr_tool write's options for the case, by long name without the dashes."""
+    return {"dtype": case.dtype, "shape": ",".join(map(str, case.shape)),
+            "chunks": ",".join(map(str, case.chunks)), "codec": CODECS[case.codec][0],
+            "order": case.order, "byteorder": case.byteorder, "separator": case.separator,
+            "fill": fill_text(case.fill_value),
+            "skip-blocks": ",".join(map(str, case.skipped))}
+
+
 def write_with_tessera(zarr_tool, path, case, *extra):
-    output = run([zarr_tool, "write", path, "--dtype", case.dtype,
-                  "--shape", ",".join(map(str, case.shape)),
-                  "--chunks", ",".join(map(str, case.chunks)),
-                  "--codec", CODECS[case.codec][0], "--order", case.order,
-                  "--byteorder", case.byteorder, "--separator", case.separator,
-                  "--fill", fill_text(case.fill_value),
-                  "--skip-blocks", ",".join(map(str, case.skipped)), *extra])
-    return json.loads(output)["chunks_written"]
+    args = [zarr_tool, "write", path]
+    for name, value in write_options(case).items():
+        args += [f"--{name}", value]
+    return json.loads(run([*args, *extra]))["chunks_written"]
+
+
+def load_dump(out, meta):
+    return np.fromfile(out, dtype=np.dtype(meta["dtype"])).reshape(meta["shape"])
 
 
 def dump_with_tessera(zarr_tool, store, out, array_path=""):
     extra = ["--path", array_path] if array_path else []
     meta = json.loads(run([zarr_tool, "dump", store, out, *extra]))
-    data = np.fromfile(out, dtype=np.dtype(meta["dtype"])).reshape(meta["shape"])
-    return data, meta
+    return load_dump(out, meta), meta
+
+
+def run_batch(zarr_tool, jobs):
+    """zarr_tool batch: every job in one process. One result per job, in order: what
+    write or dump prints, or {"error": ...}."""
+    result = subprocess.run([zarr_tool, "batch"], input=json.dumps(jobs), capture_output=True,
+                            text=True, timeout=300)
+    results = [json.loads(line) for line in result.stdout.splitlines()]
+    assert result.returncode in (0, 1) and len(results) == len(jobs), (
+        f"zarr_tool batch exited {result.returncode} after {len(results)} of {len(jobs)} "
+        f"jobs\nstderr: {result.stderr}")
+    assert result.returncode == int(any("error" in item for item in results))
+    return results
+
+
+def write_job(store, case):
+    return {"command": "write", "store": str(store), **write_options(case)}
+
+
+def dump_job(store, out):
+    return {"command": "dump", "store": str(store), "out": str(out)}
+
+
+def check_each(batch, check):
+    """check(index, case) for every case of the batch; then fails naming every case
+    that failed and why, so one bad dtype does not hide another."""
+    failures = []
+    for index, case in enumerate(batch):
+        try:
+            check(index, case)
+        except Exception as error:  # noqa: BLE001 - reported below, with the case
+            failures.append(f"{case.id}: {type(error).__name__}: {error}")
+    if failures:
+        pytest.fail(f"{len(failures)} of {len(batch)} failed:\n" + "\n\n".join(failures),
+                    pytrace=False)
 
 
 def chunk_files(path):
@@ -217,14 +263,9 @@ def chunk_files(path):
     return keys
 
 
-def matrix_cases():
-    cases = [Case(dtype, codec) for dtype in ("float64", "int16") for codec in CODECS]
-    names = list(CODECS)
-    others = [dtype for dtype in DTYPES if dtype not in ("float64", "int16")]
-    for rank, dtype in enumerate(others):
-        picks = ["none"] + [names[1 + (rank * 4 + pick) % (len(names) - 1)] for pick in range(4)]
-        cases += [Case(dtype, codec) for codec in picks]
-    return cases
+# Every dtype x every codec, on the default 23 x 17 array (partial edge chunks, three
+# chunks missing).
+MATRIX = [Case(dtype, codec) for codec in CODECS for dtype in DTYPES]
 
 
 LAYOUT_CASES = [
@@ -266,32 +307,64 @@ LAYOUT_CASES = [
     Case("int8", "none", missing="all"),
 ]
 
-CASES = matrix_cases() + LAYOUT_CASES
+CASES = MATRIX + LAYOUT_CASES
+
+# What each test runs: one batch per codec for the matrix (its 11 dtypes in one zarr_tool
+# process), one batch per layout case.
+BATCHES = ([pytest.param([case for case in MATRIX if case.codec == codec], id=f"matrix-{codec}")
+            for codec in CODECS]
+           + [pytest.param([case], id=case.id) for case in LAYOUT_CASES])
 
 
 def test_cases_cover_every_dtype_and_codec():
-    assert {case.dtype for case in CASES} == set(DTYPES)
-    assert {case.codec for case in CASES} == set(CODECS)
+    assert len(MATRIX) == len(DTYPES) * len(CODECS) == 220
+    assert {(case.dtype, case.codec) for case in MATRIX} == set(itertools.product(DTYPES, CODECS))
+    for case in MATRIX:
+        # partial edge chunks in every dimension, and chunks never written
+        assert all(extent % chunk for extent, chunk in zip(case.shape, case.chunks)), case.id
+        assert case.skipped and len(case.skipped) < case.num_blocks, case.id
     assert len({case.id for case in CASES}) == len(CASES)
+    assert sorted(case.id for batch in BATCHES for case in batch.values[0]) == sorted(
+        case.id for case in CASES)
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
-def test_tessera_reads_zarr_python(zarr_tool, tmp_path, case):
-    store = tmp_path / "a.zarr"
-    written = write_with_zarr(store, case)
-    data, meta = dump_with_tessera(zarr_tool, store, tmp_path / "dump.bin")
-
-    assert meta["dtype"] == case.dtype
-    assert tuple(meta["shape"]) == case.shape
-    assert native_bytes(data) == native_bytes(read_with_zarr(written, case))
-    assert native_bytes(data) == native_bytes(expected_values(case))
+def case_dir(tmp_path, case):
+    return tmp_path / case.id
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
-def test_zarr_python_reads_tessera(zarr_tool, tmp_path, case):
-    store = tmp_path / "a.zarr"
-    chunks_written = write_with_tessera(zarr_tool, store, case)
+@pytest.mark.parametrize("batch", BATCHES)
+def test_tessera_reads_zarr_python(zarr_tool, tmp_path, batch):
+    written = [write_with_zarr(case_dir(tmp_path, case) / "a.zarr", case) for case in batch]
+    results = run_batch(zarr_tool, [
+        dump_job(case_dir(tmp_path, case) / "a.zarr", case_dir(tmp_path, case) / "dump.bin")
+        for case in batch])
 
+    def check(index, case):
+        meta = results[index]
+        assert "error" not in meta, meta.get("error")
+        data = load_dump(case_dir(tmp_path, case) / "dump.bin", meta)
+        assert meta["dtype"] == case.dtype
+        assert tuple(meta["shape"]) == case.shape
+        assert native_bytes(data) == native_bytes(read_with_zarr(written[index], case))
+        assert native_bytes(data) == native_bytes(expected_values(case))
+
+    check_each(batch, check)
+
+
+@pytest.mark.parametrize("batch", BATCHES)
+def test_zarr_python_reads_tessera(zarr_tool, tmp_path, batch):
+    results = run_batch(zarr_tool, [write_job(case_dir(tmp_path, case) / "a.zarr", case)
+                                    for case in batch])
+
+    def check(index, case):
+        assert "error" not in results[index], results[index].get("error")
+        check_zarr_python_reads(case_dir(tmp_path, case) / "a.zarr", case,
+                                results[index]["chunks_written"])
+
+    check_each(batch, check)
+
+
+def check_zarr_python_reads(store, case, chunks_written):
     array = zarr.open_array(str(store), mode="r")
     assert array.shape == case.shape
     assert array.chunks == case.chunks
@@ -314,14 +387,23 @@ def test_zarr_python_reads_tessera(zarr_tool, tmp_path, case):
     assert len(chunk_files(store)) == chunks_written
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
-def test_tessera_chunks_match_zarr_python(zarr_tool, tmp_path, case):
+@pytest.mark.parametrize("batch", BATCHES)
+def test_tessera_chunks_match_zarr_python(zarr_tool, tmp_path, batch):
     """Same data, same metadata: the .zarray documents are equal and every chunk
     decodes to the same bytes (edge padding with the fill value, order F, byte order)."""
-    ours, theirs = tmp_path / "tessera.zarr", tmp_path / "zarr.zarr"
-    write_with_tessera(zarr_tool, ours, case)
-    write_with_zarr(theirs, case)
+    results = run_batch(zarr_tool, [write_job(case_dir(tmp_path, case) / "tessera.zarr", case)
+                                    for case in batch])
 
+    def check(index, case):
+        assert "error" not in results[index], results[index].get("error")
+        theirs = case_dir(tmp_path, case) / "zarr.zarr"
+        write_with_zarr(theirs, case)
+        check_chunks_match(case_dir(tmp_path, case) / "tessera.zarr", theirs, case)
+
+    check_each(batch, check)
+
+
+def check_chunks_match(ours, theirs, case):
     with open(ours / ".zarray") as file:
         our_metadata = json.load(file)
     with open(theirs / ".zarray") as file:

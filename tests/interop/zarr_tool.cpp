@@ -16,7 +16,17 @@
 //       bool:            i % 3 == 0
 //     --group writes .zgroup at the store root (the array then normally has --path).
 //
-// Exit codes: 0 ok, 1 a Tessera error, 2 a usage error.
+//   zarr_tool batch
+//     Runs many jobs in this one process (the interop matrix writes and reads hundreds
+//     of arrays; one process per array would be slow, under ASan most of all). Reads a
+//     JSON array of jobs from stdin and prints one JSON line per job, in order: what
+//     write or dump prints, or {"error": "..."} when the job failed (the others still
+//     run). A job is an object: {"command": "write", "store": ..., and the write
+//     options by their long names without the dashes ("dtype", "shape", "skip-blocks",
+//     ...; values as strings, "group" a boolean)} or {"command": "dump", "store": ...,
+//     "out": ..., "path": ...}.
+//
+// Exit codes: 0 ok, 1 a Tessera error (batch: any job failed), 2 a usage error.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -148,7 +158,7 @@ struct WriteOptions {
   bool group = false;
 };
 
-int RunWrite(const WriteOptions& options) {
+nlohmann::json RunWrite(const WriteOptions& options) {
   tessera::ZarrMetadata metadata;
   metadata.dtype = tessera::DType::FromName(options.dtype);
   metadata.shape = ParseShape(options.shape, "--shape");
@@ -179,11 +189,11 @@ int RunWrite(const WriteOptions& options) {
     array.WriteBlock(block, MakeBlock(grid, block, metadata.dtype));
     ++written;
   }
-  std::cout << nlohmann::json{{"chunks_written", written}}.dump() << '\n';
-  return 0;
+  return nlohmann::json{{"chunks_written", written}};
 }
 
-int RunDump(const std::string& store_path, const std::string& path, const std::string& out) {
+nlohmann::json RunDump(const std::string& store_path, const std::string& path,
+                       const std::string& out) {
   auto store = tessera::DirectoryStore::Open(
       store_path, tessera::DirectoryStore::Options{.create = false, .fsync = false});
   const tessera::ZarrArray array = tessera::ZarrArray::Open(store, path);
@@ -194,12 +204,73 @@ int RunDump(const std::string& store_path, const std::string& path, const std::s
              static_cast<std::streamsize>(bytes.size()));
   file.close();
   if (!file) throw tessera::StorageError("cannot write " + out);
-  std::cout << nlohmann::json{{"dtype", std::string(data.dtype().name())},
-                              {"shape", data.shape()},
-                              {"dimension_names", array.attributes().dimension_names}}
-                   .dump()
-            << '\n';
-  return 0;
+  return nlohmann::json{{"dtype", std::string(data.dtype().name())},
+                        {"shape", data.shape()},
+                        {"dimension_names", array.attributes().dimension_names}};
+}
+
+// One batch job (see the file comment); throws on a bad job or a failed operation.
+nlohmann::json RunJob(const nlohmann::json& job) {
+  if (!job.is_object()) throw tessera::InvalidArgument("a batch job must be a JSON object");
+  const std::string command = job.value("command", "");
+  const std::string store = job.value("store", "");
+  if (store.empty()) throw tessera::InvalidArgument("a batch job needs \"store\"");
+  if (command == "dump") return RunDump(store, job.value("path", ""), job.value("out", ""));
+  if (command != "write") {
+    throw tessera::InvalidArgument("a batch job's \"command\" must be write or dump, got \"" +
+                                   command + "\"");
+  }
+  const WriteOptions defaults;
+  WriteOptions options;
+  options.store = store;
+  options.path = job.value("path", defaults.path);
+  options.dtype = job.value("dtype", defaults.dtype);
+  options.shape = job.value("shape", defaults.shape);
+  options.chunks = job.value("chunks", defaults.chunks);
+  options.codec = job.value("codec", defaults.codec);
+  options.order = job.value("order", defaults.order);
+  options.byteorder = job.value("byteorder", defaults.byteorder);
+  options.separator = job.value("separator", defaults.separator);
+  options.fill = job.value("fill", defaults.fill);
+  options.dims = job.value("dims", defaults.dims);
+  options.skip_blocks = job.value("skip-blocks", defaults.skip_blocks);
+  options.group = job.value("group", defaults.group);
+  if (options.order != "C" && options.order != "F") {
+    throw tessera::InvalidArgument("order must be C or F, got \"" + options.order + "\"");
+  }
+  if (options.byteorder != "<" && options.byteorder != ">") {
+    throw tessera::InvalidArgument("byteorder must be < or >, got \"" + options.byteorder + "\"");
+  }
+  if (options.separator != "." && options.separator != "/") {
+    throw tessera::InvalidArgument("separator must be . or /, got \"" + options.separator + "\"");
+  }
+  return RunWrite(options);
+}
+
+int RunBatch() {
+  nlohmann::json jobs;
+  try {
+    jobs = nlohmann::json::parse(std::cin);
+  } catch (const nlohmann::json::exception& error) {
+    std::cerr << "zarr_tool: error: batch: stdin is not JSON: " << error.what() << '\n';
+    return 2;
+  }
+  if (!jobs.is_array()) {
+    std::cerr << "zarr_tool: error: batch: stdin must hold a JSON array of jobs\n";
+    return 2;
+  }
+  int status = 0;
+  for (const nlohmann::json& job : jobs) {
+    nlohmann::json result;
+    try {
+      result = RunJob(job);
+    } catch (const std::exception& error) {
+      result = nlohmann::json{{"error", error.what()}};
+      status = 1;
+    }
+    std::cout << result.dump() << '\n';
+  }
+  return status;
 }
 
 }  // namespace
@@ -230,6 +301,8 @@ int main(int argc, char** argv) {
   write->add_option("--skip-blocks", options.skip_blocks, "linear block indices not to write");
   write->add_flag("--group", options.group, "Write .zgroup at the store root");
 
+  app.add_subcommand("batch", "Run a JSON array of write and dump jobs read from stdin");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -237,8 +310,15 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   try {
-    if (dump->parsed()) return RunDump(dump_store, dump_path, dump_out);
-    return RunWrite(options);
+    if (dump->parsed()) {
+      std::cout << RunDump(dump_store, dump_path, dump_out).dump() << '\n';
+      return 0;
+    }
+    if (write->parsed()) {
+      std::cout << RunWrite(options).dump() << '\n';
+      return 0;
+    }
+    return RunBatch();
   } catch (const std::exception& error) {
     std::cerr << "zarr_tool: error: " << error.what() << '\n';
     return 1;

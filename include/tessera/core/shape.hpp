@@ -32,4 +32,8 @@ std::string ShapeToString(std::span<const Index> shape);
 // C-order strides in elements for `shape`.
 Shape CStrides(std::span<const Index> shape);
 
+// The position of the C-order `linear` index within `shape` (numpy's unravel_index).
+// REQUIRES: 0 <= linear < ShapeSize(shape).
+Shape UnravelIndex(Index linear, std::span<const Index> shape);
+
 }  // namespace tessera

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -47,8 +48,14 @@ struct Spec {
   int effective_max_workers() const;
 };
 
-// Memory this process may use: the cgroup v2 (memory.max) or v1
-// (memory.limit_in_bytes) limit when one is set, else physical RAM.
+// Memory this process may use: the smallest memory limit of the process's own cgroup
+// and of each of its ancestors (found through /proc/self/cgroup: cgroup v2 memory.max,
+// or cgroup v1 memory.limit_in_bytes of the "memory" controller), capped at physical
+// RAM; physical RAM when no limit is set. Missing or unreadable files mean "no limit".
 std::int64_t detect_total_mem();
+// The same, reading <root>/proc/self/cgroup and the files under <root>/sys/fs/cgroup
+// instead of the real ones (physical RAM still comes from the system), so tests can
+// point it at a fake tree. detect_total_mem() is detect_total_mem("/").
+std::int64_t detect_total_mem(const std::filesystem::path& root);
 
 }  // namespace tessera

@@ -6,8 +6,20 @@
 // Writes are atomic: a value is written to a hidden temporary file in the target's
 // directory, then renamed over the key, so a crash never leaves a torn value.
 // Temporary files (".<name>.tessera-tmp-*") are never listed and are removed by
-// RemoveStaleTemporaries(). Keys cannot escape the root (see ValidateKey); a key's
-// path components are never followed out of the root. Thread-safe.
+// RemoveStaleTemporaries(). Thread-safe.
+//
+// Paths and links: a key's text cannot name a path outside the root (ValidateKey
+// rejects absolute keys and "." / ".." segments, and the path is checked again).
+// Symbolic links inside the root can lead out of it: a linked directory is followed like any
+// path component by Get, Set, Erase and SizeOf, so keys below it live wherever it
+// points, outside the root too; a link at a key's own path is read through by Get and
+// SizeOf, while Set replaces the link itself and Erase removes it. Whoever can create
+// links in the root decides where those keys live. List lists links to regular files
+// but never descends into linked directories (a link cycle would never end).
+//
+// What stands at a key's path: a regular file is the value; nothing (or a directory)
+// means the key is absent; anything else (a FIFO, socket or device) makes Get and
+// SizeOf throw StorageError naming the path, and Get never blocks on it.
 #pragma once
 
 #include <filesystem>

@@ -16,8 +16,14 @@
 // Errors: StorageError when the array or store is missing/unreadable; FormatError
 // (naming the chunk's key) when a chunk is truncated or corrupt; InvalidArgument for
 // a block index outside the grid or data of the wrong shape or dtype.
+// Bounded reads: a value's stored size is checked (Store::SizeOf) before it is read,
+// so no read allocates more than one valid chunk encoding: an uncompressed chunk of
+// another size, or a compressed one larger than its codec's MaxEncodedSize of the chunk
+// (plus a little slack for other writers' framing), is a FormatError naming the key,
+// the size found and the largest valid size; so is a .zarray or .zattrs over 16 MiB.
 // Thread safety: const methods may run concurrently; different blocks may be written
-// concurrently. A ZarrArray shares its store; the store outlives nothing it holds.
+// concurrently. Lifetime: a ZarrArray shares ownership of its store (shared_ptr), so
+// the store lives at least as long as any ZarrArray (or copy of one) that uses it.
 #pragma once
 
 #include <memory>
@@ -36,8 +42,14 @@ class ZarrArray {
  public:
   // Opens the array whose .zarray is at JoinKey(path, ".zarray").
   static ZarrArray Open(std::shared_ptr<Store> store, std::string path = "");
-  // Writes .zarray (and .zattrs when attributes are given), replacing existing ones.
-  // Validates the metadata first (InvalidArgument).
+  // Creates the array at `path`, replacing any there: validates everything first
+  // (InvalidArgument: shapes, sizes, the fill value against the dtype, codecs, attributes;
+  // nothing is written or removed when it throws), then removes the chunks of a previous
+  // array at `path`, as zarr-python's mode="w" does, then writes .zarray and .zattrs
+  // (or removes a stale .zattrs when no attributes are given). A previous array's chunks
+  // are the keys below `path`/ made only of digits, '.' and '/' ("0.1", "2/3"); keys
+  // with any other character (metadata of nested groups and arrays, other files) and
+  // everything outside `path`/ are left alone.
   static ZarrArray Create(std::shared_ptr<Store> store, std::string path, ZarrMetadata metadata,
                           ZarrAttributes attributes = {});
 

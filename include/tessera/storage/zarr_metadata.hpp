@@ -10,7 +10,8 @@
 // Supported: zarr_format 2; dtype strings "|b1", "|i1", "<i2".."<i8", ">i2".., "|u1",
 // "<u2".., "<f4", "<f8", ">f8" ...; order "C" and "F"; fill_value null, numbers,
 // "NaN", "Infinity", "-Infinity", booleans; compressor null or a codec of codec.hpp;
-// filters null or a list of codecs; dimension_separator "." or "/".
+// filters null or a list of codecs; dimension_separator "." or "/". Codec parameters
+// are validated by the codec layer (MakeCodec), whose reason the FormatError repeats.
 #pragma once
 
 #include <cstdint>

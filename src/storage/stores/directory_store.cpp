@@ -31,6 +31,25 @@ bool IsTemporaryName(std::string_view name) {
                      "\": " + std::strerror(error));
 }
 
+// What a non-regular file at a key path is, for messages.
+std::string_view FileTypeName(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a regular file";
+}
+
+// A key's value is a regular file's contents; a directory is no key (nullopt). Anything
+// else standing at a key path (a FIFO, socket or device, perhaps behind a symbolic link)
+// is neither a value nor absent: StorageError naming the path.
+[[noreturn]] void ThrowNotAValue(const fs::path& path, mode_t mode) {
+  throw StorageError("DirectoryStore: \"" + path.string() + "\" is " +
+                     std::string(FileTypeName(mode)) +
+                     ", not a regular file; a key's value must be a regular file, so remove "
+                     "or rename it");
+}
+
 // Closes a file descriptor when it goes out of scope.
 class FileDescriptor {
  public:
@@ -186,14 +205,17 @@ fs::path DirectoryStore::PathOf(std::string_view key) const {
 
 std::optional<Buffer> DirectoryStore::Get(std::string_view key) const {
   fs::path path = PathOf(key);
-  FileDescriptor fd(OpenFile(path, O_RDONLY));
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+  // It changes nothing for regular files, and fstat rejects anything else below.
+  FileDescriptor fd(OpenFile(path, O_RDONLY | O_NONBLOCK));
   if (fd.get() < 0) {
     if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
     ThrowIo("open", path, errno);
   }
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0) ThrowIo("stat", path, errno);
-  if (!S_ISREG(info.st_mode)) return std::nullopt;  // a directory is not a key
+  if (S_ISDIR(info.st_mode)) return std::nullopt;  // a directory is not a key
+  if (!S_ISREG(info.st_mode)) ThrowNotAValue(path, info.st_mode);
   // Values are replaced by rename(), so the open file never changes under us.
   Buffer buffer(static_cast<std::int64_t>(info.st_size));
   std::size_t total = 0;
@@ -262,7 +284,8 @@ std::optional<std::int64_t> DirectoryStore::SizeOf(std::string_view key) const {
     if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
     ThrowIo("stat", path, errno);
   }
-  if (!S_ISREG(info.st_mode)) return std::nullopt;
+  if (S_ISDIR(info.st_mode)) return std::nullopt;  // a directory is not a key
+  if (!S_ISREG(info.st_mode)) ThrowNotAValue(path, info.st_mode);
   return static_cast<std::int64_t>(info.st_size);
 }
 

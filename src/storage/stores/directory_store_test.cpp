@@ -3,12 +3,18 @@
 // by store_conformance_test.cpp.
 #include "tessera/storage/directory_store.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -228,6 +234,38 @@ TEST_F(DirectoryStoreTest, DirectoryIsNotAKey) {
         << error.what();
   }
   EXPECT_EQ(FilesUnder(root()), std::vector<std::string>{"a/b"});
+}
+
+TEST_F(DirectoryStoreTest, FifoAtAKeyIsAStorageErrorAndNeverBlocks) {
+  auto store = Open();
+  const fs::path fifo = root() / "0.0";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  // Get runs on another thread so that a Get blocked in open() fails the test instead
+  // of hanging it: opening the FIFO for writing then releases it.
+  auto get = std::async(std::launch::async, [&store]() -> std::string {
+    try {
+      store->Get("0.0");
+    } catch (const StorageError& error) {
+      return error.what();
+    }
+    return "(no StorageError)";
+  });
+  if (get.wait_for(std::chrono::seconds(10)) == std::future_status::timeout) {
+    ADD_FAILURE() << "Get blocked on a FIFO";
+    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    get.wait();
+    if (writer >= 0) ::close(writer);
+  }
+  const std::string message = get.get();
+  EXPECT_NE(message.find(fifo.string()), std::string::npos) << message;
+  EXPECT_NE(message.find("FIFO"), std::string::npos) << message;
+  EXPECT_NE(message.find("regular file"), std::string::npos) << message;
+  // SizeOf (and so Contains) agrees: the key is neither a value nor absent.
+  EXPECT_THROW(store->SizeOf("0.0"), StorageError);
+  // It is no key for List, and Erase removes it.
+  EXPECT_TRUE(store->List("").empty());
+  EXPECT_TRUE(store->Erase("0.0"));
+  EXPECT_FALSE(store->Get("0.0").has_value());
 }
 
 TEST_F(DirectoryStoreTest, KeyBelowAFileFailsWithStorageError) {

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "chunk_layout.hpp"
+#include "metadata_sizes.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/parallel.hpp"
 
@@ -25,6 +26,21 @@ constexpr std::string_view kGroupKey = ".zgroup";
 
 // The largest item size of a Tessera dtype (float64, int64, uint64).
 constexpr std::size_t kMaxItemSize = 8;
+
+// .zarray is a few hundred bytes and .zattrs a small dictionary of user attributes;
+// even long CF attribute lists stay far below one MiB. Reading at most 16 MiB bounds
+// what a corrupt, hostile or misplaced file (a chunk renamed .zarray, a sparse file)
+// can make Open allocate, while leaving room for any real document.
+constexpr std::int64_t kMaxMetadataBytes = std::int64_t{16} << 20;
+
+// A stored chunk larger than its codec's MaxEncodedSize(chunk bytes) cannot decode to
+// one chunk, so it is refused before it is read. Tessera's encoders stay within that
+// bound, but other writers may frame the same data a little larger (a gzip member
+// carrying a file name or comment, a zstd frame with a checksum or a skippable frame,
+// deflate stored blocks at a small memLevel, about 1% more): the limit adds 1/64 of
+// the bound plus 64 KiB, still far below the allocations it exists to prevent.
+constexpr std::int64_t kEncodedSlackDivisor = 64;
+constexpr std::int64_t kEncodedSlackBytes = std::int64_t{64} << 10;
 
 std::string DescribePath(const Store& store, std::string_view path) {
   return path.empty() ? store.Describe() : store.DescribeKey(path);
@@ -126,6 +142,31 @@ class ScratchPool {
   std::vector<ChunkScratch> free_;  // GUARDED_BY(mutex_)
 };
 
+// Reads a metadata document (.zarray, .zattrs) of at most kMaxMetadataBytes; nullopt
+// when absent. FormatError naming the key for a larger one, which is never read.
+std::optional<Buffer> GetMetadataDocument(const Store& store, const std::string& key) {
+  auto check = [&](std::int64_t size) {
+    if (size <= kMaxMetadataBytes) return;
+    throw FormatError(store.DescribeKey(key) + ": the document is " + std::to_string(size) +
+                      " bytes, more than the " + std::to_string(kMaxMetadataBytes) +
+                      " bytes (16 MiB) Tessera reads for Zarr metadata; real metadata is a few "
+                      "KB, so this file is corrupt or not Zarr metadata");
+  };
+  const std::optional<std::int64_t> size = store.SizeOf(key);
+  if (!size) return std::nullopt;
+  check(*size);
+  std::optional<Buffer> document = store.Get(key);
+  if (document) check(document->size());  // replaced between SizeOf and Get
+  return document;
+}
+
+// True when `key` (relative to an array's path) is shaped like a chunk key of some
+// array: digits and the separators '.' and '/' only. Metadata (".zarray", ".zgroup")
+// and other files always contain another character.
+bool LooksLikeChunkKey(std::string_view key) {
+  return !key.empty() && key.find_first_not_of("0123456789./") == std::string_view::npos;
+}
+
 // Parses one decimal chunk coordinate (no sign, no leading zeros) below `limit`.
 bool ParseCoordinate(std::string_view text, Index limit, Index& value) {
   if (text.empty() || (text.size() > 1 && text[0] == '0')) return false;
@@ -165,6 +206,7 @@ class ChunkIo {
         filters_(filters),
         layout_(ChunkLayout::For(metadata)),
         chunk_nbytes_(layout_.ChunkBytes()),
+        max_stored_bytes_(MaxStoredBytes()),
         undecodable_(UndecodablePipeline(metadata)) {
     const std::size_t itemsize = static_cast<std::size_t>(layout_.itemsize);
     EncodeFillElement(metadata.fill_value, metadata.dtype, std::span(fill_native_).first(itemsize));
@@ -184,10 +226,18 @@ class ChunkIo {
 
   // Reads `box` (chunk coordinates) of a block's chunk into `dst`, whose byte strides
   // are `dst_strides`; `dst_contiguous` says the box is one C-order range at `dst`.
+  // A chunk is read only after its stored size is checked (CheckStoredSize), so no
+  // read allocates more than a valid encoding of one chunk can take.
   void ReadPart(std::span<const Index> block, const Region& box, std::byte* dst,
                 std::span<const Index> dst_strides, bool dst_contiguous, Buffer& scratch) const {
     const std::string key = Key(block);
-    std::optional<Buffer> stored = store_.Get(key);
+    std::optional<Buffer> stored;
+    if (const std::optional<std::int64_t> stored_size = store_.SizeOf(key)) {
+      CheckStoredSize(key, *stored_size);
+      stored = store_.Get(key);
+      // The key may have been replaced between SizeOf and Get.
+      if (stored) CheckStoredSize(key, stored->size());
+    }
     if (!stored) {
       zarr_detail::FillBox(box.shape, dst, dst_strides, FillNative());
       return;
@@ -202,8 +252,7 @@ class ChunkIo {
     }
     std::span<const std::byte> decoded;
     if (Decoder() == nullptr) {
-      CheckUncompressedSize(key, stored->size());
-      decoded = stored->span();
+      decoded = stored->span();  // CheckStoredSize: exactly chunk_nbytes_
     } else {
       scratch.ResizeUninitialized(chunk_nbytes_);
       DecodeInto(key, stored->span(), scratch.span());
@@ -254,24 +303,48 @@ class ChunkIo {
     return filters_.empty() ? nullptr : filters_.front().get();
   }
 
-  void CheckUncompressedSize(const std::string& key, Index stored_size) const {
-    if (stored_size == chunk_nbytes_) return;
-    throw FormatError(store_.DescribeKey(key) + ": stored chunk is " + std::to_string(stored_size) +
-                      " bytes, but an uncompressed chunk of shape " +
-                      ShapeToString(layout_.chunk_shape) + " and dtype " +
-                      std::string(metadata_.dtype.name()) + " is " + std::to_string(chunk_nbytes_) +
-                      " bytes; the chunk is truncated or was written with another chunk shape");
+  // The largest stored size of a chunk that can decode: exactly the chunk's bytes
+  // when uncompressed, else the decoding stage's bound plus the slack for other writers.
+  Index MaxStoredBytes() const {
+    const Codec* decoder = Decoder();
+    if (decoder == nullptr) return chunk_nbytes_;
+    const Index bound = decoder->MaxEncodedSize(chunk_nbytes_);
+    return bound + bound / kEncodedSlackDivisor + kEncodedSlackBytes;
   }
 
-  // Decodes a stored chunk into exactly `out` (chunk_nbytes_ bytes).
-  void DecodeInto(const std::string& key, std::span<const std::byte> stored,
-                  std::span<std::byte> out) const {
+  // Throws FormatError naming the chunk's key when a stored chunk of `stored_size`
+  // bytes cannot be decoded into one chunk, before anything reads it.
+  void CheckStoredSize(const std::string& key, Index stored_size) const {
     if (undecodable_) {
       throw FormatError(store_.DescribeKey(key) + ": cannot decode the chunk: " + *undecodable_);
     }
     const Codec* decoder = Decoder();
     if (decoder == nullptr) {
-      CheckUncompressedSize(key, static_cast<Index>(stored.size()));
+      if (stored_size == chunk_nbytes_) return;
+      throw FormatError(
+          store_.DescribeKey(key) + ": stored chunk is " + std::to_string(stored_size) +
+          " bytes, but an uncompressed chunk of shape " + ShapeToString(layout_.chunk_shape) +
+          " and dtype " + std::string(metadata_.dtype.name()) + " is " +
+          std::to_string(chunk_nbytes_) +
+          " bytes; the chunk is truncated or was written with another chunk shape");
+    }
+    if (stored_size <= max_stored_bytes_) return;
+    throw FormatError(store_.DescribeKey(key) + ": stored chunk is " + std::to_string(stored_size) +
+                      " bytes, but the largest valid " + DescribeCodec(decoder->config()) +
+                      " encoding of a chunk of shape " + ShapeToString(layout_.chunk_shape) +
+                      " and dtype " + std::string(metadata_.dtype.name()) + " (" +
+                      std::to_string(chunk_nbytes_) + " bytes decoded) is " +
+                      std::to_string(max_stored_bytes_) +
+                      " bytes; the chunk is corrupt or was written with another chunk shape, "
+                      "dtype or codec");
+  }
+
+  // Decodes a stored chunk into exactly `out` (chunk_nbytes_ bytes).
+  // REQUIRES: CheckStoredSize(key, stored.size()) passed.
+  void DecodeInto(const std::string& key, std::span<const std::byte> stored,
+                  std::span<std::byte> out) const {
+    const Codec* decoder = Decoder();
+    if (decoder == nullptr) {
       if (!stored.empty()) std::memcpy(out.data(), stored.data(), stored.size());
       return;
     }
@@ -290,6 +363,7 @@ class ChunkIo {
   std::span<const std::shared_ptr<const Codec>> filters_;
   ChunkLayout layout_;
   Index chunk_nbytes_;
+  Index max_stored_bytes_;  // CheckStoredSize's limit
   std::optional<std::string> undecodable_;
   std::array<std::byte, kMaxItemSize> fill_native_{};
   std::array<std::byte, kMaxItemSize> fill_stored_{};
@@ -343,7 +417,16 @@ ZarrArray::ZarrArray(std::shared_ptr<Store> store, std::string path, ZarrMetadat
                           " names, but the array of shape " + ShapeToString(metadata_.shape) +
                           " has " + std::to_string(metadata_.shape.size()) + " dimensions");
   }
-  metadata_.chunk_nbytes();  // rejects chunks whose byte size overflows
+  // grid_ has checked shape and chunks; now the byte sizes and the fill value, so that
+  // Create writes nothing that ParseZarrMetadata would refuse to read back.
+  if (const std::optional<zarr_detail::SizeProblem> problem = zarr_detail::CheckSizes(metadata_)) {
+    throw InvalidArgument("metadata key \"" + problem->key + "\": expected " + problem->expected +
+                          ", found " + problem->found);
+  }
+  std::array<std::byte, kMaxItemSize> fill_element{};
+  EncodeFillElement(
+      metadata_.fill_value, metadata_.dtype,
+      std::span(fill_element).first(static_cast<std::size_t>(metadata_.dtype.itemsize())));
   if (metadata_.compressor) compressor_ = MakeStage(*metadata_.compressor, "compressor");
   for (std::size_t index = 0; index < metadata_.filters.size(); ++index) {
     filters_.push_back(
@@ -355,7 +438,7 @@ ZarrArray ZarrArray::Open(std::shared_ptr<Store> store, std::string path) {
   if (store == nullptr) throw InvalidArgument("ZarrArray::Open: store is null");
   if (!path.empty()) ValidateKey(path);
   const std::string metadata_key = JoinKey(path, kArrayMetadataKey);
-  const std::optional<Buffer> metadata_bytes = store->Get(metadata_key);
+  const std::optional<Buffer> metadata_bytes = GetMetadataDocument(*store, metadata_key);
   if (!metadata_bytes) {
     std::string message = "no Zarr array at " + DescribePath(*store, path) + ": .zarray not found";
     if (IsZarrGroup(*store, path)) {
@@ -373,7 +456,7 @@ ZarrArray ZarrArray::Open(std::shared_ptr<Store> store, std::string path) {
   ZarrAttributes attributes;
   const std::string attributes_key = JoinKey(path, kAttributesKey);
   const std::string attributes_where = store->DescribeKey(attributes_key);
-  if (const std::optional<Buffer> attributes_bytes = store->Get(attributes_key)) {
+  if (const std::optional<Buffer> attributes_bytes = GetMetadataDocument(*store, attributes_key)) {
     attributes = ParseZarrAttributes(as_text(*attributes_bytes), attributes_where);
   }
   if (!attributes.dimension_names.empty() &&
@@ -394,15 +477,28 @@ ZarrArray ZarrArray::Create(std::shared_ptr<Store> store, std::string path, Zarr
                             ZarrAttributes attributes) {
   if (store == nullptr) throw InvalidArgument("ZarrArray::Create: store is null");
   if (!path.empty()) ValidateKey(path);
+  // Everything that can be refused is checked, and both documents are serialized,
+  // before the store is touched.
   ZarrArray array(std::move(store), std::move(path), std::move(metadata), std::move(attributes));
   if (const std::optional<std::string> problem = UndecodablePipeline(array.metadata_)) {
     throw InvalidArgument(*problem + "; Tessera could not read this array back");
   }
+  const std::string metadata_text = ZarrMetadataToJson(array.metadata_);
+  const bool has_attributes = array.attributes_ != ZarrAttributes{};
+  const std::string attributes_text =
+      has_attributes ? ZarrAttributesToJson(array.attributes_) : std::string();
+
   Store& target = *array.store_;
-  target.Set(JoinKey(array.path_, kArrayMetadataKey), ZarrMetadataToJson(array.metadata_));
+  // Chunks of a previous array at this path would read as this array's data (or as
+  // corrupt chunks): remove them first, as zarr-python's mode="w" clears the path.
+  const std::string prefix = array.path_.empty() ? std::string() : array.path_ + "/";
+  for (const std::string& key : target.List(prefix)) {
+    if (LooksLikeChunkKey(std::string_view(key).substr(prefix.size()))) target.Erase(key);
+  }
+  target.Set(JoinKey(array.path_, kArrayMetadataKey), std::string_view(metadata_text));
   const std::string attributes_key = JoinKey(array.path_, kAttributesKey);
-  if (array.attributes_ != ZarrAttributes{}) {
-    target.Set(attributes_key, ZarrAttributesToJson(array.attributes_));
+  if (has_attributes) {
+    target.Set(attributes_key, std::string_view(attributes_text));
   } else {
     target.Erase(attributes_key);  // a stale .zattrs would describe another array
   }

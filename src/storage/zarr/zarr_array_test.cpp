@@ -2,15 +2,18 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <random>
 #include <sstream>
@@ -658,6 +661,201 @@ TEST(ZarrArrayTest, CorruptChunksAreFormatErrorsNamingTheKey) {
         message = MessageOf<FormatError>([&] { array.ReadRegion(Region{{30, 0}, {4, 4}}); });
         EXPECT_TRUE(StartsWith(message, where)) << message;
       }
+    }
+  }
+}
+
+// Peak resident memory of this process so far, in bytes.
+std::int64_t PeakRssBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+// A sparse file of `size` bytes at `path` (no disk blocks, reads as zeros); false when
+// the file system cannot hold one that large.
+bool MakeSparseFile(const fs::path& path, std::uintmax_t size) {
+  std::ofstream(path, std::ios::binary).close();
+  std::error_code error;
+  fs::resize_file(path, size, error);
+  return !error;
+}
+
+// A value far larger than any chunk: reading it whole would take minutes and 100 GB.
+constexpr std::uintmax_t kHugeFileBytes = std::uintmax_t{100} << 30;
+
+TEST(ZarrArrayTest, OversizedChunkIsRefusedBeforeItIsRead) {
+  TempDir dir;
+  for (const CodecCase& codec : kCodecCases) {
+    SCOPED_TRACE(codec.name);
+    const std::shared_ptr<DirectoryStore> store =
+        DirectoryStore::Open(dir.path() / (std::string("huge_") + codec.name));
+    const ZarrArray array = ZarrArray::Create(
+        store, "arr", MakeMetadata({64, 64}, {32, 32}, float64, CompressorOf(codec)));
+    const std::string key = array.ChunkKey(Shape{1, 0});
+    if (!MakeSparseFile(store->root() / key, kHugeFileBytes)) {
+      GTEST_SKIP() << "the temporary file system cannot hold a 100 GB sparse file";
+    }
+    const std::int64_t peak_before = PeakRssBytes();
+    for (const auto& read :
+         std::vector<std::function<void()>>{[&] {
+                                              array.ReadBlock(Shape{1, 0});
+                                            },
+                                            [&] { array.Read(2); },
+                                            [&] {
+                                              array.ReadRegion(Region{{30, 0}, {4, 4}});
+                                            }}) {
+      const std::string message = MessageOf<FormatError>(read);
+      EXPECT_TRUE(StartsWith(message, store->DescribeKey(key))) << message;
+      EXPECT_NE(message.find(std::to_string(kHugeFileBytes) + " bytes"), std::string::npos)
+          << message;
+      // The largest valid size: the chunk's 8192 bytes, or its codec's bound plus slack.
+      const std::string largest = codec.spec == nullptr
+                                      ? std::string("8192 bytes")
+                                      : std::to_string([&] {
+                                          const Index bound =
+                                              MakeCodec(*CompressorOf(codec))->MaxEncodedSize(8192);
+                                          return bound + bound / 64 + (Index{64} << 10);
+                                        }()) +
+                                            " bytes";
+      EXPECT_NE(message.find(largest), std::string::npos) << message;
+    }
+    EXPECT_LT(PeakRssBytes() - peak_before, std::int64_t{1} << 30);
+    // Its size is still reported without reading it, and other blocks read normally.
+    EXPECT_EQ(array.StoredChunkSize(Shape{1, 0}), static_cast<std::int64_t>(kHugeFileBytes));
+    EXPECT_EQ(array.ReadBlock(Shape{0, 0}), NDArray::Full({32, 32}, float64, std::nan("")))
+        << "missing chunks read as the fill value";
+  }
+}
+
+TEST(ZarrArrayTest, ChunkJustOverTheCodecBoundIsAFormatError) {
+  const std::shared_ptr<MemoryStore> store = MemoryStore::Create();
+  for (const CodecCase& codec : kCodecCases) {
+    if (codec.spec == nullptr) continue;
+    SCOPED_TRACE(codec.name);
+    const std::string path = std::string("bound_") + codec.name;
+    const ZarrArray array =
+        ZarrArray::Create(store, path, MakeMetadata({8}, {8}, int32, CompressorOf(codec)));
+    const Index bound = MakeCodec(*CompressorOf(codec))->MaxEncodedSize(32);
+    const Index largest = bound + bound / 64 + (Index{64} << 10);
+    store->Set(array.ChunkKey(Shape{0}), Buffer(largest + 1).span());
+    const std::string message = MessageOf<FormatError>([&] { array.ReadBlock(Shape{0}); });
+    EXPECT_TRUE(StartsWith(message, store->DescribeKey(array.ChunkKey(Shape{0})))) << message;
+    EXPECT_NE(message.find(std::to_string(largest + 1) + " bytes"), std::string::npos) << message;
+    EXPECT_NE(message.find(std::to_string(largest) + " bytes"), std::string::npos) << message;
+    // At the limit the chunk is read and handed to the codec, which finds it corrupt.
+    store->Set(array.ChunkKey(Shape{0}), Buffer(largest).span());
+    EXPECT_THROW(array.ReadBlock(Shape{0}), FormatError);
+  }
+}
+
+TEST(ZarrArrayTest, OversizedMetadataIsRefusedBeforeItIsRead) {
+  TempDir dir;
+  const std::shared_ptr<DirectoryStore> store = DirectoryStore::Open(dir.path() / "meta.zarr");
+  ZarrArray::Create(store, "a", MakeMetadata({4}, {2}, float64));
+  if (!MakeSparseFile(store->root() / "a" / ".zarray", kHugeFileBytes)) {
+    GTEST_SKIP() << "the temporary file system cannot hold a 100 GB sparse file";
+  }
+  const std::int64_t peak_before = PeakRssBytes();
+  std::string message = MessageOf<FormatError>([&] { ZarrArray::Open(store, "a"); });
+  EXPECT_TRUE(StartsWith(message, store->DescribeKey("a/.zarray"))) << message;
+  EXPECT_NE(message.find(std::to_string(kHugeFileBytes) + " bytes"), std::string::npos) << message;
+  EXPECT_NE(message.find("16 MiB"), std::string::npos) << message;
+  EXPECT_LT(PeakRssBytes() - peak_before, std::int64_t{1} << 30);
+
+  // .zattrs has the same cap: 16 MiB + 1 byte is refused.
+  ZarrArray::Create(store, "b", MakeMetadata({4}, {2}, float64));
+  ASSERT_TRUE(MakeSparseFile(store->root() / "b" / ".zattrs", (std::uintmax_t{16} << 20) + 1));
+  message = MessageOf<FormatError>([&] { ZarrArray::Open(store, "b"); });
+  EXPECT_TRUE(StartsWith(message, store->DescribeKey("b/.zattrs"))) << message;
+  EXPECT_NE(message.find(std::to_string((16 << 20) + 1) + " bytes"), std::string::npos) << message;
+}
+
+TEST(ZarrArrayTest, CreateRejectsFillValuesTheDTypeCannotHold) {
+  const std::shared_ptr<MemoryStore> store = MemoryStore::Create();
+  const std::vector<std::pair<DType, FillValue>> bad = {
+      {int8, std::int64_t{300}}, {int8, 0.5},   {int8, std::int64_t{-129}},
+      {uint8, std::int64_t{-1}}, {int32, 1e10}, {uint64, std::numeric_limits<double>::quiet_NaN()},
+      {float32, 1e300}};
+  for (const auto& [dtype, fill] : bad) {
+    SCOPED_TRACE(std::string(dtype.name()));
+    ZarrMetadata metadata = MakeMetadata({4}, {2}, dtype);
+    metadata.fill_value = fill;
+    const std::string message =
+        MessageOf<InvalidArgument>([&] { ZarrArray::Create(store, "", metadata); });
+    EXPECT_NE(message.find("fill value"), std::string::npos) << message;
+    EXPECT_NE(message.find(std::string(dtype.name())), std::string::npos) << message;
+  }
+  EXPECT_TRUE(store->List("").empty());  // nothing was written
+
+  // Every fill value Create accepts reads back as the same element.
+  for (const FillValue& fill : {FillValue(1.0), FillValue(0.0), FillValue(std::int64_t{1}),
+                                FillValue(true), FillValue(std::monostate{})}) {
+    ZarrMetadata metadata = MakeMetadata({3}, {2}, bool_);
+    metadata.fill_value = fill;
+    ZarrArray::Create(store, "flags", metadata);
+    const bool expected = !std::holds_alternative<std::monostate>(fill) && fill != FillValue(0.0);
+    EXPECT_EQ(ZarrArray::Open(store, "flags").Read(), NDArray::Full({3}, bool_, expected));
+  }
+}
+
+TEST(ZarrArrayTest, CreateRejectsChunksOverTheSizeCap) {
+  const std::shared_ptr<MemoryStore> store = MemoryStore::Create();
+  // 2^21 x 2^21 bytes = 4 TiB per chunk: over the 1 TiB cap that parsing applies.
+  const Index extent = Index{1} << 21;
+  const std::string message = MessageOf<InvalidArgument>([&] {
+    ZarrArray::Create(store, "", MakeMetadata({extent, extent}, {extent, extent}, uint8));
+  });
+  EXPECT_NE(message.find("\"chunks\""), std::string::npos) << message;
+  EXPECT_NE(message.find("2^40"), std::string::npos) << message;
+  EXPECT_TRUE(store->List("").empty());  // nothing was written
+  // Exactly at the cap is accepted, and what Create writes parses back.
+  const Index at_cap = Index{1} << 20;
+  ZarrArray::Create(store, "", MakeMetadata({at_cap, at_cap}, {at_cap, at_cap}, uint8));
+  EXPECT_EQ(ZarrArray::Open(store).metadata().chunk_nbytes(), Index{1} << 40);
+}
+
+TEST(ZarrArrayTest, CreateRemovesOnlyTheStaleChunksOfAPreviousArray) {
+  TempDir dir;
+  for (StoreKind kind : {StoreKind::kMemory, StoreKind::kDirectory}) {
+    for (const std::string path : {"", "grp/arr"}) {
+      SCOPED_TRACE(std::string(kind == StoreKind::kMemory ? "memory" : "directory") + " path '" +
+                   path + "'");
+      const std::shared_ptr<Store> store =
+          MakeStore(kind, dir, path.empty() ? "stale_root" : "stale_nested");
+      const std::string prefix = path.empty() ? "" : path + "/";
+      // A previous array with '/' chunks of another rank, and the same chunk keys.
+      const ZarrArray old = ZarrArray::Create(
+          store, path,
+          MakeMetadata({4, 4, 4}, {2, 2, 2}, int16, std::nullopt, 'C', ByteOrder::kLittle, '/'));
+      std::mt19937_64 rng(testing::TestSeed() + 11);
+      old.Write(RandomArray({4, 4, 4}, int16, rng));
+      store->Set(prefix + "0.0", std::string_view("stale dot chunk"));
+      store->Set(prefix + "7", std::string_view("stale 1-d chunk"));
+      // Keys that are not chunks, and keys outside the array's prefix.
+      const std::vector<std::string> kept = {prefix + "notes.txt",   prefix + "sub/.zarray",
+                                             prefix + "sub/.zgroup", prefix + "sub/x0.0",
+                                             "elsewhere/0.0",        "grp2/0.0",
+                                             "grp/arrow/0.0"};
+      for (const std::string& key : kept) store->Set(key, std::string_view("keep me"));
+
+      ZarrMetadata metadata = MakeMetadata({4, 4}, {2, 2}, int16);
+      metadata.fill_value = std::int64_t{-7};
+      // A refused Create removes nothing.
+      ZarrMetadata bad = metadata;
+      bad.fill_value = std::int64_t{1} << 20;
+      EXPECT_THROW(ZarrArray::Create(store, path, bad), InvalidArgument);
+      EXPECT_TRUE(store->Contains(prefix + "0.0"));
+      EXPECT_TRUE(store->Contains(prefix + "1/1/1"));
+
+      const ZarrArray array = ZarrArray::Create(store, path, metadata);
+      EXPECT_EQ(array.CountStoredChunks().count, 0);
+      EXPECT_EQ(array.Read(), NDArray::Full({4, 4}, int16, -7));
+      std::vector<std::string> expected = kept;
+      expected.push_back(prefix + ".zarray");
+      std::vector<std::string> remaining = store->List("");
+      std::sort(expected.begin(), expected.end());
+      EXPECT_EQ(remaining, expected);
     }
   }
 }

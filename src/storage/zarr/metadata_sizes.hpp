@@ -1,0 +1,38 @@
+// The size rules of a Zarr array that Tessera reads or writes: every element count and
+// byte size a reader derives from shape, chunks and dtype fits in 64 bits, and one
+// decoded chunk is at most kMaxChunkBytes. ParseZarrMetadata reports a violation as a
+// FormatError of the document, ZarrArray::Create as InvalidArgument:
+//
+//   if (std::optional<SizeProblem> problem = CheckSizes(metadata)) { ...problem->key... }
+//
+// Internal to src/storage/zarr. Pure functions: thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "tessera/storage/zarr_metadata.hpp"
+
+namespace tessera::zarr_detail {
+
+// A decoded chunk must fit in one Buffer in memory. No machine holds a 1 TiB chunk,
+// and zarr-python's own guidance is chunks of a few MB to a few hundred MB, so a
+// larger chunk can only come from a corrupt or hostile .zarray. Rejecting it keeps a
+// reader from attempting absurd allocations and keeps every later sum of a few
+// chunk-sized buffers (read copies, encode bounds) far from Index overflow.
+inline constexpr Index kMaxChunkBytes = Index{1} << 40;
+
+// A violated rule: the .zarray key it concerns ("shape" or "chunks"), what the rule
+// expects, and the value found.
+struct SizeProblem {
+  std::string key;
+  std::string expected;
+  std::string found;
+};
+
+// The first size rule `metadata` violates, or nullopt.
+// REQUIRES: shape and chunks of equal length, shape >= 0 and chunks >= 1 (what
+// ChunkGrid and the parser check first).
+std::optional<SizeProblem> CheckSizes(const ZarrMetadata& metadata);
+
+}  // namespace tessera::zarr_detail
