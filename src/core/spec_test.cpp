@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "temp_dir.hpp"
 #include "tessera/core/errors.hpp"
 
 namespace tessera {
@@ -74,20 +75,12 @@ TEST(Spec, DetectsTotalMemFromCgroupOrPhysicalRam) {
 class CgroupTree : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "tessera-cgroup-XXXXXX");
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    root_ = pattern;
     const long pages = sysconf(_SC_PHYS_PAGES);
     const long page_size = sysconf(_SC_PAGE_SIZE);
     ASSERT_GT(pages, 0);
     ASSERT_GT(page_size, 0);
     physical_ = static_cast<std::int64_t>(pages) * static_cast<std::int64_t>(page_size);
   }
-  void TearDown() override {
-    std::error_code ignored;
-    std::filesystem::remove_all(root_, ignored);
-  }
-
   // Writes `text` to <root>/<relative>, creating the folders above it.
   void Write(const std::string& relative, const std::string& text) {
     const std::filesystem::path path = root_ / relative;
@@ -107,7 +100,8 @@ class CgroupTree : public ::testing::Test {
   }
   std::int64_t Capped(std::int64_t limit) const { return std::min(limit, physical_); }
 
-  std::filesystem::path root_;
+  tessera::testing::TempDir temp_{"cgroup"};
+  const std::filesystem::path& root_ = temp_.path();
   std::int64_t physical_ = 0;
 };
 

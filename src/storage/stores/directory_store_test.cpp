@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir.hpp"
 #include "tessera/core/errors.hpp"
 
 namespace tessera {
@@ -26,24 +27,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "tessera-dirstore-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -20,16 +20,6 @@ Bytes RandomBytes(std::mt19937_64& rng, Index count) {
   return bytes;
 }
 
-// Unravels a C-order linear index over `shape`.
-Shape Unravel(Index linear, std::span<const Index> shape) {
-  Shape position(shape.size());
-  for (std::size_t dim = shape.size(); dim-- > 0;) {
-    position[dim] = linear % shape[dim];
-    linear /= shape[dim];
-  }
-  return position;
-}
-
 // Element offset of `position` in a chunk stored in `order`, computed from scratch.
 Index ReferenceOffset(std::span<const Index> position, std::span<const Index> shape, char order) {
   Index offset = 0;
@@ -49,7 +39,7 @@ Bytes ReferenceChunk(const ChunkLayout& layout, std::span<const Index> block_sha
   const Index count = ShapeSize(layout.chunk_shape);
   Bytes chunk(static_cast<std::size_t>(count) * itemsize);
   for (Index linear = 0; linear < count; ++linear) {
-    const Shape position = Unravel(linear, layout.chunk_shape);
+    const Shape position = UnravelIndex(linear, layout.chunk_shape);
     const std::size_t offset =
         static_cast<std::size_t>(ReferenceOffset(position, layout.chunk_shape, layout.order)) *
         itemsize;
@@ -203,7 +193,7 @@ TEST(ChunkLayoutTest, ChunkToBlockCopiesAnyBoxIntoAStridedDestination) {
     ChunkToBlock(layout, chunk, box, dst.data() + offset, dst_strides);
 
     for (Index linear = 0; linear < ShapeSize(dst_shape); ++linear) {
-      const Shape position = Unravel(linear, dst_shape);
+      const Shape position = UnravelIndex(linear, dst_shape);
       bool inside = true;
       Shape chunk_position(position.size());
       for (std::size_t dim = 0; dim < position.size(); ++dim) {
@@ -287,7 +277,7 @@ TEST(ChunkLayoutTest, FillBoxWritesOnlyTheBox) {
             array.data() + start[0] * strides[0] + start[1] * strides[1] + start[2] * strides[2],
             strides, element);
     for (Index linear = 0; linear < ShapeSize(shape); ++linear) {
-      const Shape position = Unravel(linear, shape);
+      const Shape position = UnravelIndex(linear, shape);
       bool inside = true;
       for (std::size_t dim = 0; dim < 3; ++dim) {
         inside = inside && position[dim] >= start[dim] && position[dim] < start[dim] + box[dim];

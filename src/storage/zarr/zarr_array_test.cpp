@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/storage/codec.hpp"
 #include "tessera/storage/directory_store.hpp"
@@ -34,24 +35,7 @@ namespace fs = std::filesystem;
 // ---- helpers -------------------------------------------------------------------------
 
 // A fresh directory under the system's temp dir, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "tessera-zarr-test-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 enum class StoreKind { kMemory, kDirectory };
 
@@ -75,22 +59,13 @@ NDArray RandomArray(const Shape& shape, DType dtype, std::mt19937_64& rng) {
   return array;
 }
 
-Shape Unravel(Index linear, std::span<const Index> shape) {
-  Shape position(shape.size());
-  for (std::size_t dim = shape.size(); dim-- > 0;) {
-    position[dim] = linear % shape[dim];
-    linear /= shape[dim];
-  }
-  return position;
-}
-
 // array[region], element by element: the reference for every region read.
 NDArray Slice(const NDArray& array, const Region& region) {
   NDArray out(region.shape, array.dtype());
   const auto itemsize = static_cast<std::size_t>(array.dtype().itemsize());
   const Shape strides = CStrides(array.shape());
   for (Index linear = 0; linear < out.size(); ++linear) {
-    const Shape position = Unravel(linear, region.shape);
+    const Shape position = UnravelIndex(linear, region.shape);
     Index source = 0;
     for (std::size_t dim = 0; dim < position.size(); ++dim) {
       source += (position[dim] + region.start[dim]) * strides[dim];
@@ -344,7 +319,7 @@ TEST(ZarrArrayTest, MissingChunksReadAsFillValue) {
       const NDArray all = array.Read();
       const Region written = array.grid().BlockRegion(Shape{1, 1});
       for (Index linear = 0; linear < all.size(); ++linear) {
-        const Shape position = Unravel(linear, all.shape());
+        const Shape position = UnravelIndex(linear, all.shape());
         const bool inside = position[0] >= written.start[0] &&
                             position[0] < written.start[0] + written.shape[0] &&
                             position[1] >= written.start[1];

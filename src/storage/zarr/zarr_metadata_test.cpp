@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir.hpp"
 #include "tessera/core/errors.hpp"
 #include "test_seed.hpp"
 
@@ -500,24 +501,7 @@ bool HaveZarrPython() {
   return have;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "tessera-zarr-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 int RunPython(const fs::path& script_path, const std::string& script, const fs::path& argument) {
   std::ofstream(script_path) << script;
