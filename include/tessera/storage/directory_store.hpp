@@ -43,6 +43,7 @@ class DirectoryStore final : public Store {
   }
 
   std::optional<Buffer> Get(std::string_view key) const override;
+  bool GetInto(std::string_view key, Buffer& out) const override;
   using Store::Set;
   void Set(std::string_view key, std::span<const std::byte> value) override;
   bool Erase(std::string_view key) override;

@@ -33,6 +33,10 @@ class Store {
 
   // The value of `key`, or nullopt when absent.
   virtual std::optional<Buffer> Get(std::string_view key) const = 0;
+  // Reads the value of `key` into `out`, reusing out's allocation when it is large
+  // enough (a thread reading many chunks then touches fresh memory once). Returns
+  // false, with `out` unspecified, when absent. The default calls Get().
+  virtual bool GetInto(std::string_view key, Buffer& out) const;
   // Stores `value` under `key`, replacing any old value atomically.
   virtual void Set(std::string_view key, std::span<const std::byte> value) = 0;
   // Removes `key`; returns false when it was absent.

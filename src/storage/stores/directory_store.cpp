@@ -204,20 +204,26 @@ fs::path DirectoryStore::PathOf(std::string_view key) const {
 }
 
 std::optional<Buffer> DirectoryStore::Get(std::string_view key) const {
+  Buffer buffer;
+  if (!GetInto(key, buffer)) return std::nullopt;
+  return buffer;
+}
+
+bool DirectoryStore::GetInto(std::string_view key, Buffer& buffer) const {
   fs::path path = PathOf(key);
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
   // It changes nothing for regular files, and fstat rejects anything else below.
   FileDescriptor fd(OpenFile(path, O_RDONLY | O_NONBLOCK));
   if (fd.get() < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+    if (errno == ENOENT || errno == ENOTDIR) return false;
     ThrowIo("open", path, errno);
   }
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0) ThrowIo("stat", path, errno);
-  if (S_ISDIR(info.st_mode)) return std::nullopt;  // a directory is not a key
+  if (S_ISDIR(info.st_mode)) return false;  // a directory is not a key
   if (!S_ISREG(info.st_mode)) ThrowNotAValue(path, info.st_mode);
   // Values are replaced by rename(), so the open file never changes under us.
-  Buffer buffer(static_cast<std::int64_t>(info.st_size));
+  buffer.ResizeUninitialized(static_cast<std::int64_t>(info.st_size));
   std::size_t total = 0;
   const auto size = static_cast<std::size_t>(info.st_size);
   while (total < size) {
@@ -230,7 +236,7 @@ std::optional<Buffer> DirectoryStore::Get(std::string_view key) const {
     total += static_cast<std::size_t>(got);
   }
   buffer.Truncate(static_cast<std::int64_t>(total));
-  return buffer;
+  return true;
 }
 
 void DirectoryStore::Set(std::string_view key, std::span<const std::byte> value) {

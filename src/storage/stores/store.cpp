@@ -1,6 +1,7 @@
 #include "tessera/storage/store.hpp"
 
 #include <string>
+#include <utility>
 
 #include "tessera/core/errors.hpp"
 
@@ -79,5 +80,12 @@ std::string JoinKey(std::string_view prefix, std::string_view key) {
 }
 
 std::string Store::DescribeKey(std::string_view key) const { return JoinKey(Describe(), key); }
+
+bool Store::GetInto(std::string_view key, Buffer& out) const {
+  std::optional<Buffer> value = Get(key);
+  if (!value) return false;
+  out = std::move(*value);
+  return true;
+}
 
 }  // namespace tessera

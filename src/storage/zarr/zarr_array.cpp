@@ -100,12 +100,12 @@ std::optional<std::string> UndecodablePipeline(const ZarrMetadata& metadata) {
          "stage's decoded size); use either one filter or one compressor";
 }
 
-// The buffers one thread reuses across the chunks it handles: a decoded (or gathered)
-// chunk, and an encoded one. Reuse matters: touching fresh pages costs more than
-// compressing them.
+// The buffers one thread reuses across the chunks it handles. Reuse matters: touching fresh pages
+// costs more than compressing them.
 struct ChunkScratch {
-  Buffer decoded;
-  Buffer encoded;
+  Buffer stored;   // a chunk as read from the store
+  Buffer decoded;  // a decoded (read) or gathered (write) chunk
+  Buffer encoded;  // a chunk encoded for the store
 };
 
 // Scratch for concurrently running chunk tasks; at most one per running task exists.
@@ -229,16 +229,18 @@ class ChunkIo {
   // A chunk is read only after its stored size is checked (CheckStoredSize), so no
   // read allocates more than a valid encoding of one chunk can take.
   void ReadPart(std::span<const Index> block, const Region& box, std::byte* dst,
-                std::span<const Index> dst_strides, bool dst_contiguous, Buffer& scratch) const {
+                std::span<const Index> dst_strides, bool dst_contiguous,
+                ChunkScratch& scratch) const {
     const std::string key = Key(block);
-    std::optional<Buffer> stored;
+    bool present = false;
     if (const std::optional<std::int64_t> stored_size = store_.SizeOf(key)) {
       CheckStoredSize(key, *stored_size);
-      stored = store_.Get(key);
-      // The key may have been replaced between SizeOf and Get.
-      if (stored) CheckStoredSize(key, stored->size());
+      present = store_.GetInto(key, scratch.stored);
+      // The key may have been replaced between SizeOf and GetInto.
+      if (present) CheckStoredSize(key, scratch.stored.size());
     }
-    if (!stored) {
+    const Buffer& stored = scratch.stored;
+    if (!present) {
       zarr_detail::FillBox(box.shape, dst, dst_strides, FillNative());
       return;
     }
@@ -246,17 +248,17 @@ class ChunkIo {
     // its destination; byte swapping and bool normalisation then run in place.
     if (dst_contiguous && box.shape == layout_.chunk_shape && layout_.MemoryOrderIsC()) {
       const std::span<std::byte> out(dst, static_cast<std::size_t>(chunk_nbytes_));
-      DecodeInto(key, stored->span(), out);
+      DecodeInto(key, stored.span(), out);
       zarr_detail::FinishInPlace(layout_, out);
       return;
     }
     std::span<const std::byte> decoded;
     if (Decoder() == nullptr) {
-      decoded = stored->span();  // CheckStoredSize: exactly chunk_nbytes_
+      decoded = stored.span();  // CheckStoredSize: exactly chunk_nbytes_
     } else {
-      scratch.ResizeUninitialized(chunk_nbytes_);
-      DecodeInto(key, stored->span(), scratch.span());
-      decoded = scratch.span();
+      scratch.decoded.ResizeUninitialized(chunk_nbytes_);
+      DecodeInto(key, stored.span(), scratch.decoded.span());
+      decoded = scratch.decoded.span();
     }
     zarr_detail::ChunkToBlock(layout_, decoded, box, dst, dst_strides);
   }
@@ -521,7 +523,7 @@ void ZarrArray::ReadBlockInto(std::span<const Index> block, std::span<std::byte>
   CheckBlockData(grid_, metadata_.dtype, block, out.size(), "ReadBlockInto");
   const ChunkIo io(*store_, path_, metadata_, grid_, compressor_.get(), filters_);
   const Shape block_shape = grid_.BlockShape(block);
-  Buffer scratch;
+  ChunkScratch scratch;
   io.ReadPart(block, Region{Shape(block_shape.size(), 0), block_shape}, out.data(),
               ByteStrides(block_shape, metadata_.dtype.itemsize()), /*dst_contiguous=*/true,
               scratch);
@@ -561,7 +563,7 @@ NDArray ZarrArray::Read(int max_threads) const {
     ScratchPool::Lease scratch = scratch_pool.Take();
     io.ReadPart(block, Region{Shape(block.size(), 0), region.shape},
                 out_data + ByteOffset(region.start, out_strides), out_strides,
-                IsContiguousIn(metadata_.shape, region.shape), scratch.scratch().decoded);
+                IsContiguousIn(metadata_.shape, region.shape), scratch.scratch());
   });
   return out;
 }
@@ -604,7 +606,7 @@ NDArray ZarrArray::ReadRegion(const Region& region, int max_threads) const {
     }
     ScratchPool::Lease scratch = scratch_pool.Take();
     io.ReadPart(block, box, out_data + ByteOffset(out_start, out_strides), out_strides,
-                IsContiguousIn(region.shape, box.shape), scratch.scratch().decoded);
+                IsContiguousIn(region.shape, box.shape), scratch.scratch());
   });
   return out;
 }
