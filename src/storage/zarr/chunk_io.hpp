@@ -1,0 +1,145 @@
+// Chunk I/O: reading, decoding, encoding and writing one chunk of a Zarr v2 array, and
+// the scratch buffers the threads doing it reuse.
+//
+//   ChunkIo io(store, path, metadata, grid, compressor, filters);  // once per call
+//   ScratchPool pool;                                             // shared by the tasks
+//   ParallelFor(..., [&](...) {
+//     ScratchPool::Lease scratch = pool.Take();                   // one per running task
+//     io.ReadPart(block, box, dst, dst_strides, dst_contiguous, scratch.scratch());
+//   });
+//
+// A chunk's stored size is checked before it is read (FormatError naming the key), so
+// no read allocates more than a valid encoding of one chunk can take.
+// Internal to src/storage/zarr. Lifetime: a ChunkIo refers to its arguments and must
+// not outlive them. Thread safety: see ChunkIo and ScratchPool.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "chunk_layout.hpp"
+#include "tessera/core/buffer.hpp"
+#include "tessera/storage/codec.hpp"
+#include "tessera/storage/store.hpp"
+#include "tessera/storage/zarr_metadata.hpp"
+
+namespace tessera::zarr_detail {
+
+// The largest item size of a Tessera dtype (float64, int64, uint64).
+inline constexpr std::size_t kMaxItemSize = 8;
+
+// Codec::Decode needs the exact decoded size. Only the last decoding stage's output
+// size is known (one chunk); a compressor after a filter, or two filters, would need
+// the unknown size of the filter's encoded bytes. Returns why a pipeline cannot be
+// decoded, or nullopt when it can. Such arrays still open (for `tessera info`) and
+// write; reading a stored chunk of one is a FormatError, creating one InvalidArgument.
+std::optional<std::string> UndecodablePipeline(const ZarrMetadata& metadata);
+
+// The buffers one thread reuses across the chunks it handles. Reuse matters: touching fresh pages
+// costs more than compressing them.
+struct ChunkScratch {
+  Buffer stored;   // a chunk as read from the store
+  Buffer decoded;  // a decoded (read) or gathered (write) chunk
+  Buffer encoded;  // a chunk encoded for the store
+};
+
+// Scratch for concurrently running chunk tasks; at most one per running task exists.
+class ScratchPool {
+ public:
+  class Lease {
+   public:
+    Lease(ScratchPool& pool, ChunkScratch scratch) : pool_(pool), scratch_(std::move(scratch)) {}
+    ~Lease() { pool_.Return(std::move(scratch_)); }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ChunkScratch& scratch() { return scratch_; }
+
+   private:
+    ScratchPool& pool_;
+    ChunkScratch scratch_;
+  };
+
+  Lease Take();
+
+ private:
+  void Return(ChunkScratch scratch);
+
+  std::mutex mutex_;
+  std::vector<ChunkScratch> free_;  // GUARDED_BY(mutex_)
+};
+
+// Everything chunk I/O needs from one ZarrArray, with the per-array constants
+// (layout, fill element, chunk size) computed once per call. Const methods are
+// thread-safe; each thread passes its own scratch buffer.
+class ChunkIo {
+ public:
+  ChunkIo(Store& store, std::string_view path, const ZarrMetadata& metadata, const ChunkGrid& grid,
+          const Codec* compressor, std::span<const std::shared_ptr<const Codec>> filters);
+
+  std::string Key(std::span<const Index> block) const;
+
+  // Reads `box` (chunk coordinates) of a block's chunk into `dst`, whose byte strides
+  // are `dst_strides`; `dst_contiguous` says the box is one C-order range at `dst`.
+  // A chunk is read only after its stored size is checked (CheckStoredSize), so no
+  // read allocates more than a valid encoding of one chunk can take.
+  void ReadPart(std::span<const Index> block, const Region& box, std::byte* dst,
+                std::span<const Index> dst_strides, bool dst_contiguous,
+                ChunkScratch& scratch) const;
+
+  // Writes a block's chunk from `src` (the block, byte strides `src_strides`;
+  // `src_contiguous` says it is one C-order range).
+  void WriteFrom(std::span<const Index> block, const std::byte* src,
+                 std::span<const Index> src_strides, bool src_contiguous,
+                 ChunkScratch& scratch) const;
+
+  std::span<const std::byte> FillNative() const {
+    return std::span(fill_native_).first(static_cast<std::size_t>(layout_.itemsize));
+  }
+
+ private:
+  std::span<const std::byte> FillStored() const {
+    return std::span(fill_stored_).first(static_cast<std::size_t>(layout_.itemsize));
+  }
+
+  // The one decoding stage (see UndecodablePipeline), or null when uncompressed.
+  const Codec* Decoder() const {
+    if (compressor_ != nullptr) return compressor_;
+    return filters_.empty() ? nullptr : filters_.front().get();
+  }
+
+  // The largest stored size of a chunk that can decode: exactly the chunk's bytes
+  // when uncompressed, else the decoding stage's bound plus the slack for other writers.
+  Index MaxStoredBytes() const;
+
+  // Throws FormatError naming the chunk's key when a stored chunk of `stored_size`
+  // bytes cannot be decoded into one chunk, before anything reads it.
+  void CheckStoredSize(const std::string& key, Index stored_size) const;
+
+  // Decodes a stored chunk into exactly `out` (chunk_nbytes_ bytes).
+  // REQUIRES: CheckStoredSize(key, stored.size()) passed.
+  void DecodeInto(const std::string& key, std::span<const std::byte> stored,
+                  std::span<std::byte> out) const;
+
+  Store& store_;
+  std::string_view path_;
+  const ZarrMetadata& metadata_;
+  const ChunkGrid& grid_;
+  const Codec* compressor_;
+  std::span<const std::shared_ptr<const Codec>> filters_;
+  ChunkLayout layout_;
+  Index chunk_nbytes_;
+  Index max_stored_bytes_;  // CheckStoredSize's limit
+  std::optional<std::string> undecodable_;
+  std::array<std::byte, kMaxItemSize> fill_native_{};
+  std::array<std::byte, kMaxItemSize> fill_stored_{};
+};
+
+}  // namespace tessera::zarr_detail
