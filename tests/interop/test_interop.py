@@ -9,9 +9,9 @@ the stored chunks must be exactly the blocks written.
 The matrix: every dtype x every codec configuration (220 arrays of 23 x 17 in 5 x 4
 chunks, so with partial edge chunks, and with three chunks never written), plus layout
 cases ('/' separators, order F, big-endian, NaN / null / infinite fill values, 0-d, 1-d,
-3-d and empty arrays). The matrix runs as one test per codec, all 11 dtypes through one
-zarr_tool process (zarr_tool batch), which keeps the suite fast under ASan too; a
-failure names every array that failed.
+3-d and empty arrays, filters before the compressor). The matrix runs as one test per
+codec, all 11 dtypes through one zarr_tool process (zarr_tool batch), which keeps the
+suite fast under ASan too; a failure names every array that failed.
 
 The values are a formula of the C-order flat index, computed by numpy here and by
 zarr_tool (tests/interop/zarr_tool.cpp) in C++; both must agree bit for bit.
@@ -61,6 +61,7 @@ class Case:
     separator: str = "."
     fill: object = DEFAULT  # DEFAULT: NaN for floats, -3 signed, 7 unsigned, True for bool
     missing: str = "some"  # which blocks are never written: "some", "none" or "all"
+    filters: tuple = ()  # CODECS names applied, in order, before the compressor
 
     @property
     def id(self):
@@ -77,6 +78,8 @@ class Case:
             parts.append(f"fill{self.fill}")
         if self.missing != "some":
             parts.append(f"missing-{self.missing}")
+        if self.filters:
+            parts.append("filters-" + "+".join(self.filters))
         return "-".join(parts)
 
     @property
@@ -90,6 +93,10 @@ class Case:
     def numpy_dtype(self):
         dtype = np.dtype(self.dtype)
         return dtype.newbyteorder(self.byteorder) if dtype.itemsize > 1 else dtype
+
+    @property
+    def numcodecs_filters(self):
+        return [CODECS[name][1] for name in self.filters]
 
     @property
     def grid(self):
@@ -183,7 +190,8 @@ def run(args):
 def write_with_zarr(path, case):
     array = zarr.open_array(
         str(path), mode="w", shape=case.shape, chunks=case.chunks, dtype=case.numpy_dtype,
-        compressor=CODECS[case.codec][1], fill_value=case.fill_value, order=case.order,
+        compressor=CODECS[case.codec][1], filters=case.numcodecs_filters or None,
+        fill_value=case.fill_value, order=case.order,
         dimension_separator=case.separator, write_empty_chunks=True)
     data = formula(case.dtype, case.shape)
     for linear, region in case.blocks():
@@ -196,6 +204,7 @@ def write_options(case):
     """zarr_tool write's options for the case, by long name without the dashes."""
     return {"dtype": case.dtype, "shape": ",".join(map(str, case.shape)),
             "chunks": ",".join(map(str, case.chunks)), "codec": CODECS[case.codec][0],
+            "filters": ",".join(CODECS[name][0] for name in case.filters),
             "order": case.order, "byteorder": case.byteorder, "separator": case.separator,
             "fill": fill_text(case.fill_value),
             "skip-blocks": ",".join(map(str, case.skipped))}
@@ -305,6 +314,16 @@ LAYOUT_CASES = [
     Case("uint8", "none", missing="none"),
     Case("float64", "zstd", missing="all"),
     Case("int8", "none", missing="all"),
+    # Filters that are codecs, then a compressor (or several filters): each stage's
+    # decoded size is known only by its bound.
+    Case("float64", "blosc-lz4-shuffle", filters=("zlib",)),
+    Case("int32", "zstd", filters=("lz4",)),
+    Case("uint16", "none", filters=("gzip", "lz4")),
+    Case("float32", "gzip", filters=("zstd",), order="F"),
+    Case("int64", "zlib", filters=("blosc-zstd-bitshuffle",), byteorder=">"),
+    Case("uint8", "lz4", filters=("zlib", "zlib"), separator="/"),
+    Case("float64", "blosc-zstd-shuffle", filters=("lz4", "gzip"), shape=(7, 6, 5),
+         chunks=(3, 4, 2)),
 ]
 
 CASES = MATRIX + LAYOUT_CASES
@@ -371,6 +390,7 @@ def check_zarr_python_reads(store, case, chunks_written):
     assert array.dtype == case.numpy_dtype
     assert array.order == case.order
     assert array.compressor == CODECS[case.codec][1]
+    assert list(array.filters or []) == case.numcodecs_filters
     if case.fill_value is None:
         assert array.fill_value is None
     elif isinstance(case.fill_value, float) and np.isnan(case.fill_value):
@@ -417,9 +437,14 @@ def check_chunks_match(ours, theirs, case):
         their_metadata["compressor"] = our_metadata["compressor"]
     assert our_metadata == their_metadata
 
-    def decoded(codec, path):
+    def decoded(compressor, path):
+        """The chunk's bytes through the whole pipeline: compressor, then filters last
+        to first."""
         data = path.read_bytes()
-        return data if codec is None else bytes(codec.decode(data))
+        for codec in [compressor, *reversed(case.numcodecs_filters)]:
+            if codec is not None:
+                data = bytes(codec.decode(data))
+        return data
 
     assert chunk_files(ours) == chunk_files(theirs)
     for key in sorted(chunk_files(ours)):

@@ -7,7 +7,7 @@
 //     {"dtype": "float64", "shape": [a, b], "dimension_names": [...]} on stdout.
 //
 //   zarr_tool write STORE --dtype NAME --shape a,b --chunks c,d [--codec SPEC|none]
-//       [--order C|F] [--byteorder <|>] [--separator ./] [--fill VALUE]
+//       [--filters SPEC,SPEC,...] [--order C|F] [--byteorder <|>] [--separator ./] [--fill VALUE]
 //       [--dims x,y] [--skip-blocks i,j,...] [--path NAME] [--group]
 //     Creates the array and writes every block except the skipped ones (linear block
 //     indices in C order). Element at C-order flat index i holds:
@@ -15,6 +15,7 @@
 //       integers:        i * 7919 - 12345 in int64, wrapped into the dtype (modular)
 //       bool:            i % 3 == 0
 //     --group writes .zgroup at the store root (the array then normally has --path).
+//     --filters lists codec specs applied, in order, before the compressor.
 //
 //   zarr_tool batch
 //     Runs many jobs in this one process (the interop matrix writes and reads hundreds
@@ -149,6 +150,7 @@ struct WriteOptions {
   std::string shape;
   std::string chunks;
   std::string codec = "none";
+  std::string filters;  // comma-separated codec specs
   std::string order = "C";
   std::string byteorder = "<";
   std::string separator = ".";
@@ -164,6 +166,9 @@ nlohmann::json RunWrite(const WriteOptions& options) {
   metadata.shape = ParseShape(options.shape, "--shape");
   metadata.chunks = ParseShape(options.chunks, "--chunks");
   if (options.codec != "none") metadata.compressor = tessera::ParseCodecSpec(options.codec);
+  for (const std::string& filter : SplitNames(options.filters)) {
+    metadata.filters.push_back(tessera::ParseCodecSpec(filter));
+  }
   metadata.order = options.order.at(0);
   metadata.byte_order =
       options.byteorder == ">" ? tessera::ByteOrder::kBig : tessera::ByteOrder::kLittle;
@@ -228,6 +233,7 @@ nlohmann::json RunJob(const nlohmann::json& job) {
   options.shape = job.value("shape", defaults.shape);
   options.chunks = job.value("chunks", defaults.chunks);
   options.codec = job.value("codec", defaults.codec);
+  options.filters = job.value("filters", defaults.filters);
   options.order = job.value("order", defaults.order);
   options.byteorder = job.value("byteorder", defaults.byteorder);
   options.separator = job.value("separator", defaults.separator);
@@ -293,6 +299,7 @@ int main(int argc, char** argv) {
   write->add_option("--shape", options.shape, "a,b,... (empty for 0-d)")->required();
   write->add_option("--chunks", options.chunks)->required();
   write->add_option("--codec", options.codec, "codec spec or none");
+  write->add_option("--filters", options.filters, "codec specs, comma-separated, applied first");
   write->add_option("--order", options.order)->check(CLI::IsMember({"C", "F"}));
   write->add_option("--byteorder", options.byteorder)->check(CLI::IsMember({"<", ">"}));
   write->add_option("--separator", options.separator)->check(CLI::IsMember({".", "/"}));

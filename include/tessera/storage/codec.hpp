@@ -6,16 +6,20 @@
 //   tessera::Buffer compressed = codec->Encode(raw, /*itemsize=*/8);
 //   codec->EncodeInto(raw, 8, compressed);   // reuses compressed's allocation
 //   codec->Decode(compressed.span(), out);   // out.size() must be the decoded size
+//   codec->DecodedSize(compressed.span());   // the size the frame declares, if it does
+//   codec->DecodeUpTo(compressed.span(), scratch);  // any size <= scratch.size()
 //
 // Supported ids: "blosc" (cname lz4, lz4hc, zstd, blosclz, zlib; shuffle none, byte,
 // bit), "zstd", "lz4" (numcodecs LZ4: 4-byte little-endian size header), "zlib",
 // "gzip". Decode never trusts a header: when the frame claims a decoded size other
 // than out.size(), or is truncated or corrupt, it throws FormatError and never
-// allocates more than out.size(). Codec objects are immutable and thread-safe.
+// allocates more than out.size(); DecodeUpTo likewise never exceeds its capacity.
+// Codec objects are immutable and thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -51,6 +55,19 @@ class Codec {
   }
   // Decompresses `encoded` into exactly `out`; throws FormatError on any mismatch.
   virtual void Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const = 0;
+  // The decoded size `encoded`'s frame declares, read from its header without decoding;
+  // nullopt when the format does not record it (zlib) or the frame is too short to hold
+  // it. A claim only, never trusted: Decode checks it. For gzip it is the size modulo
+  // 2^32 (the ISIZE trailer), so only a hint.
+  virtual std::optional<std::int64_t> DecodedSize(std::span<const std::byte> encoded) const = 0;
+  // Decompresses `encoded`, whose decoded size is known only to be at most
+  // capacity.size(), into the front of `capacity`; returns the decoded size. Throws
+  // FormatError, before writing past `capacity` or allocating, when the frame decodes or
+  // claims to decode to more, or is truncated or corrupt. The default decodes exactly
+  // DecodedSize(encoded) bytes (FormatError when the frame declares none); formats that
+  // record no size (zlib, gzip) override it.
+  virtual std::int64_t DecodeUpTo(std::span<const std::byte> encoded,
+                                  std::span<std::byte> capacity) const;
   // Largest encoded size for raw_size input bytes (for memory projections).
   virtual std::int64_t MaxEncodedSize(std::int64_t raw_size) const = 0;
   virtual const CodecConfig& config() const = 0;

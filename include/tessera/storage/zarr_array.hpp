@@ -21,6 +21,8 @@
 // another size, or a compressed one larger than its codec's MaxEncodedSize of the chunk
 // (plus a little slack for other writers' framing), is a FormatError naming the key,
 // the size found and the largest valid size; so is a .zarray or .zattrs over 16 MiB.
+// With filters (codecs applied before the compressor) the bounds chain through every
+// stage, and each intermediate is decoded within its bound.
 // Thread safety: const methods may run concurrently; different blocks may be written
 // concurrently. Lifetime: a ZarrArray shares ownership of its store (shared_ptr), so
 // the store lives at least as long as any ZarrArray (or copy of one) that uses it.

@@ -190,6 +190,13 @@ void BloscCodec::Decode(std::span<const std::byte> encoded, std::span<std::byte>
   }
 }
 
+std::optional<std::int64_t> BloscCodec::DecodedSize(std::span<const std::byte> encoded) const {
+  if (encoded.size() < BLOSC_MIN_HEADER_LENGTH) return std::nullopt;
+  std::size_t nbytes = 0;
+  if (blosc_cbuffer_validate(encoded.data(), encoded.size(), &nbytes) != 0) return std::nullopt;
+  return static_cast<std::int64_t>(nbytes);
+}
+
 std::int64_t BloscCodec::MaxEncodedSize(std::int64_t raw_size) const {
   if (raw_size < 0) {
     throw InvalidArgument("MaxEncodedSize needs raw_size >= 0, got " + std::to_string(raw_size));

@@ -50,6 +50,10 @@ class BloscCodec final : public Codec {
   // any mismatch or corruption.
   void Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const override;
 
+  // The header's nbytes; nullopt when the frame is shorter than the header or libblosc's
+  // header validation fails (cbytes beyond the frame, nbytes beyond blosc's limit).
+  std::optional<std::int64_t> DecodedSize(std::span<const std::byte> encoded) const override;
+
   // raw_size + BLOSC_MAX_OVERHEAD (blosc stores incompressible data verbatim).
   std::int64_t MaxEncodedSize(std::int64_t raw_size) const override;
 

@@ -5,8 +5,10 @@
 // means what Zstd() means to zarr-python: blosc lz4 level 5 byte-shuffle, zstd level 1,
 // lz4 acceleration 1, zlib and gzip level 1.
 #include <charconv>
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -124,6 +126,23 @@ CodecConfig ParseCodecSpec(std::string_view text) {
     ThrowBadSpec(text, error.what());
   }
   return config;
+}
+
+std::int64_t Codec::DecodeUpTo(std::span<const std::byte> encoded,
+                               std::span<std::byte> capacity) const {
+  const std::optional<std::int64_t> size = DecodedSize(encoded);
+  if (!size) {
+    throw FormatError(config().id + " frame of " + std::to_string(encoded.size()) +
+                      " bytes declares no decoded size: truncated, or not " + config().id +
+                      " data");
+  }
+  if (*size < 0 || static_cast<std::uint64_t>(*size) > capacity.size()) {
+    throw FormatError(config().id + " frame claims " + std::to_string(*size) +
+                      " decoded bytes, more than the " + std::to_string(capacity.size()) +
+                      " bytes it may decode to");
+  }
+  Decode(encoded, capacity.first(static_cast<std::size_t>(*size)));
+  return *size;
 }
 
 std::string DescribeCodec(const CodecConfig& config) {

@@ -23,7 +23,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -567,6 +569,126 @@ TEST(ZlibHostileInput, ContainersAreNotInterchangeable) {
 }
 
 // ---- 4. Registry --------------------------------------------------------------------------
+
+// ---- DecodedSize and DecodeUpTo (the stages of a multi-stage pipeline) -------------------
+
+TEST(CodecDecodedSize, IsTheFramesDeclaredSizeWhereTheFormatRecordsIt) {
+  std::mt19937_64 rng(testing::TestSeed() + 40);
+  for (const CodecConfig& config : AllConfigs()) {
+    const std::unique_ptr<Codec> codec = MakeCodec(config);
+    for (const Bytes& raw : {CompressibleBytes(20'000, 8), RandomBytes(777, rng), Bytes{}}) {
+      SCOPED_TRACE(DescribeCodec(config) + ", " + std::to_string(raw.size()) + " bytes");
+      const Bytes encoded = Encode(config, raw);
+      const std::optional<std::int64_t> size = codec->DecodedSize(encoded);
+      if (config.id == "zlib") {
+        EXPECT_EQ(size, std::nullopt);  // the zlib format does not record it
+      } else {
+        EXPECT_EQ(size, static_cast<std::int64_t>(raw.size()));
+      }
+    }
+  }
+}
+
+TEST(CodecDecodedSize, IsNulloptForFramesTooShortToDeclareIt) {
+  const Bytes raw = CompressibleBytes(5000, 8);
+  for (const CodecConfig& config : AllConfigs()) {
+    const std::unique_ptr<Codec> codec = MakeCodec(config);
+    const Bytes encoded = Encode(config, raw);
+    for (std::size_t keep : {std::size_t{0}, std::size_t{1}, std::size_t{3}}) {
+      const Bytes truncated(encoded.begin(), encoded.begin() + static_cast<std::ptrdiff_t>(keep));
+      EXPECT_EQ(codec->DecodedSize(truncated), std::nullopt)
+          << DescribeCodec(config) << ", first " << keep << " bytes";
+    }
+  }
+  // blosc: shorter than its 16-byte header.
+  const Bytes blosc = Encode(Blosc("lz4", 5, 1), raw);
+  EXPECT_EQ(MakeCodec(Blosc("lz4", 5, 1))->DecodedSize(Bytes(blosc.begin(), blosc.begin() + 15)),
+            std::nullopt);
+  // zstd: a frame that does not record its content size.
+  EXPECT_EQ(MakeCodec(Leveled("zstd", 1))->DecodedSize(ZstdFrameWithoutContentSize(raw)),
+            std::nullopt);
+  // gzip: no gzip magic.
+  EXPECT_EQ(MakeCodec(Leveled("gzip", 1))->DecodedSize(Bytes(64, std::byte{0})), std::nullopt);
+}
+
+TEST(CodecDecodedSize, IsAClaimThatDecodeStillChecks) {
+  const Bytes raw = CompressibleBytes(6000, 8);
+  // lz4: the size header.
+  Bytes lz4 = Encode(Lz4(1), raw);
+  StoreLittleEndian32(lz4, 0, 0xFFFF'FFF0u);
+  const std::unique_ptr<Codec> lz4_codec = MakeCodec(Lz4(1));
+  EXPECT_EQ(lz4_codec->DecodedSize(lz4), std::int64_t{0xFFFF'FFF0});
+  // blosc: nbytes at byte 4.
+  Bytes blosc = Encode(Blosc("lz4", 5, 1), raw);
+  StoreLittleEndian32(blosc, 4, 6001);
+  const std::unique_ptr<Codec> blosc_codec = MakeCodec(Blosc("lz4", 5, 1));
+  EXPECT_EQ(blosc_codec->DecodedSize(blosc), 6001);
+  ExpectFormatError(*blosc_codec, blosc, 6001);
+  // gzip: the ISIZE trailer, the size modulo 2^32, is only a hint.
+  Bytes gzip = Encode(Leveled("gzip", 1), raw);
+  StoreLittleEndian32(gzip, gzip.size() - 4, 7);
+  const std::unique_ptr<Codec> gzip_codec = MakeCodec(Leveled("gzip", 1));
+  EXPECT_EQ(gzip_codec->DecodedSize(gzip), 7);
+  ExpectFormatError(*gzip_codec, gzip, 7, "more than");
+}
+
+TEST(CodecDecodeUpTo, DecodesAnySizeWithinTheCapacity) {
+  std::mt19937_64 rng(testing::TestSeed() + 41);
+  for (const CodecConfig& config : AllConfigs()) {
+    const std::unique_ptr<Codec> codec = MakeCodec(config);
+    for (const Bytes& raw : {CompressibleBytes(20'000, 8), RandomBytes(777, rng), Bytes{}}) {
+      SCOPED_TRACE(DescribeCodec(config) + ", " + std::to_string(raw.size()) + " bytes");
+      const Bytes encoded = Encode(config, raw);
+      for (std::size_t capacity : {raw.size(), raw.size() + 1, 2 * raw.size() + 100}) {
+        Buffer out(static_cast<std::int64_t>(capacity));
+        const std::int64_t size = codec->DecodeUpTo(encoded, out.span());
+        ASSERT_EQ(size, static_cast<std::int64_t>(raw.size())) << "capacity " << capacity;
+        EXPECT_TRUE(Bytes(out.data(), out.data() + size) == raw) << "capacity " << capacity;
+      }
+      if (raw.empty()) continue;
+      Buffer small(static_cast<std::int64_t>(raw.size() - 1));
+      EXPECT_THROW(codec->DecodeUpTo(encoded, small.span()), FormatError);
+    }
+  }
+}
+
+TEST(CodecDecodeUpTo, RefusesAClaimBeyondTheCapacityBeforeDecoding) {
+  const Bytes raw = CompressibleBytes(6000, 8);
+  Bytes lz4 = Encode(Lz4(1), raw);
+  StoreLittleEndian32(lz4, 0, 0xFFFF'FFF0u);
+  Buffer out(10'000);
+  try {
+    MakeCodec(Lz4(1))->DecodeUpTo(lz4, out.span());
+    ADD_FAILURE() << "expected a FormatError";
+  } catch (const FormatError& error) {
+    EXPECT_NE(std::string(error.what()).find("claims 4294967280 decoded bytes, more than"),
+              std::string::npos)
+        << error.what();
+  }
+  // Every codec refuses garbage and truncated frames.
+  std::mt19937_64 rng(12345);
+  for (const CodecConfig& config : AllConfigs()) {
+    const std::unique_ptr<Codec> codec = MakeCodec(config);
+    const Bytes encoded = Encode(config, raw);
+    for (const Bytes& bad :
+         {Bytes{}, RandomBytes(64, rng), Bytes(encoded.begin(), encoded.begin() + 10)}) {
+      EXPECT_THROW(codec->DecodeUpTo(bad, out.span()), FormatError) << DescribeCodec(config);
+    }
+  }
+  // zlib records no size: a stream longer than the capacity stops at it.
+  const Bytes zeros(1 << 20, std::byte{0});
+  for (const char* id : {"zlib", "gzip"}) {
+    const Bytes encoded = Encode(Leveled(id, 9), zeros);
+    try {
+      MakeCodec(Leveled(id, 9))->DecodeUpTo(encoded, out.span());
+      ADD_FAILURE() << id << ": expected a FormatError";
+    } catch (const FormatError& error) {
+      EXPECT_NE(std::string(error.what()).find("decodes to more than 10000 bytes"),
+                std::string::npos)
+          << error.what();
+    }
+  }
+}
 
 TEST(MakeCodec, RejectsBadConfigsWithInvalidArgument) {
   CodecConfig unknown;

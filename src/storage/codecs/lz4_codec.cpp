@@ -78,6 +78,11 @@ void Lz4Codec::Decode(std::span<const std::byte> encoded, std::span<std::byte> o
   }
 }
 
+std::optional<std::int64_t> Lz4Codec::DecodedSize(std::span<const std::byte> encoded) const {
+  if (encoded.size() < kHeaderSize) return std::nullopt;
+  return LoadLittleEndian32(encoded.data());
+}
+
 std::int64_t Lz4Codec::MaxEncodedSize(std::int64_t raw_size) const {
   if (raw_size < 0) {
     throw InvalidArgument("MaxEncodedSize needs raw_size >= 0, got " + std::to_string(raw_size));

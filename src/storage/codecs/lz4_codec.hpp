@@ -14,6 +14,10 @@
 // Thread safety: immutable after construction; Encode and Decode may run concurrently.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <span>
+
 #include "tessera/storage/codec.hpp"
 
 namespace tessera::codecs {
@@ -27,6 +31,8 @@ class Lz4Codec final : public Codec {
   void EncodeInto(std::span<const std::byte> raw, std::int64_t itemsize,
                   Buffer& out) const override;
   void Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const override;
+  // The size header's value; nullopt when the frame is shorter than the header.
+  std::optional<std::int64_t> DecodedSize(std::span<const std::byte> encoded) const override;
   // 4 + LZ4_compressBound(raw_size).
   std::int64_t MaxEncodedSize(std::int64_t raw_size) const override;
   const CodecConfig& config() const override { return config_; }

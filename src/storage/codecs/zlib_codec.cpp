@@ -3,10 +3,12 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <new>
 #include <string>
 
+#include "little_endian.hpp"
 #include "tessera/core/errors.hpp"
 
 namespace tessera::codecs {
@@ -20,6 +22,9 @@ constexpr int kMemLevel = 8;
 // A gzip member's 10-byte header and 8-byte trailer replace zlib's 2 + 4 bytes, which
 // compressBound already counts.
 constexpr std::int64_t kGzipExtraBytes = 10 + 8 - 6;
+// The shortest gzip member: its 10-byte header, an empty deflate block, the 8-byte trailer
+// (CRC-32, then ISIZE: the decoded size modulo 2^32, little-endian).
+constexpr std::size_t kGzipMinMemberBytes = 10 + 2 + 8;
 // z_stream counts in uInt; larger spans are fed in pieces of at most this size.
 constexpr std::size_t kMaxPiece = std::numeric_limits<uInt>::max();
 
@@ -112,7 +117,8 @@ void ZlibCodec::EncodeInto(std::span<const std::byte> raw, std::int64_t /*itemsi
   encoded.Truncate(static_cast<std::int64_t>(stream->total_out));
 }
 
-void ZlibCodec::Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const {
+std::int64_t ZlibCodec::Inflate(std::span<const std::byte> encoded,
+                                std::span<std::byte> out) const {
   if (encoded.empty()) throw FormatError(config_.id + " chunk is empty; expected a stream");
   InflateStream inflater(window_bits_);
   z_stream* stream = inflater.get();
@@ -134,8 +140,8 @@ void ZlibCodec::Decode(std::span<const std::byte> encoded, std::span<std::byte> 
     }
     const int status = inflate(stream, Z_NO_FLUSH);
     if (into_overflow && stream->avail_out == 0) {
-      throw FormatError(config_.id + " stream decodes to more than the expected " +
-                        std::to_string(out.size()) + " bytes");
+      throw FormatError(config_.id + " stream decodes to more than " + std::to_string(out.size()) +
+                        " bytes");
     }
     if (status == Z_STREAM_END) break;
     if (status == Z_OK) continue;
@@ -154,10 +160,29 @@ void ZlibCodec::Decode(std::span<const std::byte> encoded, std::span<std::byte> 
     throw FormatError(config_.id + " stream ends after " + std::to_string(stream->total_in) +
                       " of " + std::to_string(encoded.size()) + " bytes; trailing bytes follow");
   }
-  if (stream->total_out != out.size()) {
-    throw FormatError(config_.id + " stream decodes to " + std::to_string(stream->total_out) +
+  return static_cast<std::int64_t>(stream->total_out);
+}
+
+void ZlibCodec::Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const {
+  const std::int64_t decoded = Inflate(encoded, out);
+  if (static_cast<std::uint64_t>(decoded) != out.size()) {
+    throw FormatError(config_.id + " stream decodes to " + std::to_string(decoded) +
                       " bytes, expected " + std::to_string(out.size()) + " (the chunk's size)");
   }
+}
+
+std::int64_t ZlibCodec::DecodeUpTo(std::span<const std::byte> encoded,
+                                   std::span<std::byte> capacity) const {
+  return Inflate(encoded, capacity);
+}
+
+std::optional<std::int64_t> ZlibCodec::DecodedSize(std::span<const std::byte> encoded) const {
+  if (window_bits_ != kGzipWindowBits) return std::nullopt;  // zlib records no size
+  if (encoded.size() < kGzipMinMemberBytes || encoded[0] != std::byte{0x1f} ||
+      encoded[1] != std::byte{0x8b}) {
+    return std::nullopt;
+  }
+  return LoadLittleEndian32(encoded.data() + encoded.size() - kLittleEndian32Bytes);
 }
 
 std::int64_t ZlibCodec::MaxEncodedSize(std::int64_t raw_size) const {

@@ -14,6 +14,10 @@
 // Thread safety: immutable after construction; Encode and Decode may run concurrently.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <span>
+
 #include "tessera/storage/codec.hpp"
 
 namespace tessera::codecs {
@@ -28,11 +32,21 @@ class ZlibCodec final : public Codec {
   void EncodeInto(std::span<const std::byte> raw, std::int64_t itemsize,
                   Buffer& out) const override;
   void Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const override;
+  // zlib: always nullopt (the format does not record the size). gzip: the ISIZE trailer,
+  // the size modulo 2^32, only a hint; nullopt for a frame too short to be a gzip member.
+  std::optional<std::int64_t> DecodedSize(std::span<const std::byte> encoded) const override;
+  // Inflates into `capacity` and returns the decoded size; a stream that would decode to
+  // more than capacity.size() is a FormatError, found without writing past it.
+  std::int64_t DecodeUpTo(std::span<const std::byte> encoded,
+                          std::span<std::byte> capacity) const override;
   // compressBound(raw_size), plus the gzip container's extra header and trailer bytes.
   std::int64_t MaxEncodedSize(std::int64_t raw_size) const override;
   const CodecConfig& config() const override { return config_; }
 
  private:
+  // Inflates `encoded` into the front of `out` and returns the decoded size.
+  std::int64_t Inflate(std::span<const std::byte> encoded, std::span<std::byte> out) const;
+
   CodecConfig config_;
   int window_bits_;  // zlib's windowBits: 15 for a zlib stream, 15 + 16 for gzip.
 };

@@ -3,6 +3,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include <limits>
 #include <memory>
 #include <new>
 #include <string>
@@ -84,6 +85,16 @@ void ZstdCodec::Decode(std::span<const std::byte> encoded, std::span<std::byte> 
     throw FormatError("zstd frame decodes to " + std::to_string(decoded) + " bytes, expected " +
                       std::to_string(out.size()) + " (the chunk's size)");
   }
+}
+
+std::optional<std::int64_t> ZstdCodec::DecodedSize(std::span<const std::byte> encoded) const {
+  if (encoded.empty()) return std::nullopt;
+  const unsigned long long content_size = ZSTD_getFrameContentSize(encoded.data(), encoded.size());
+  if (content_size == ZSTD_CONTENTSIZE_ERROR || content_size == ZSTD_CONTENTSIZE_UNKNOWN ||
+      content_size > static_cast<unsigned long long>(std::numeric_limits<std::int64_t>::max())) {
+    return std::nullopt;
+  }
+  return static_cast<std::int64_t>(content_size);
 }
 
 std::int64_t ZstdCodec::MaxEncodedSize(std::int64_t raw_size) const {

@@ -14,6 +14,10 @@
 // thread keeps one small zstd decompression context (about 100 KB) for reuse.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <span>
+
 #include "tessera/storage/codec.hpp"
 
 namespace tessera::codecs {
@@ -28,6 +32,9 @@ class ZstdCodec final : public Codec {
   void EncodeInto(std::span<const std::byte> raw, std::int64_t itemsize,
                   Buffer& out) const override;
   void Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const override;
+  // The frame header's content size; nullopt when the frame does not record one or does
+  // not start with a valid frame header.
+  std::optional<std::int64_t> DecodedSize(std::span<const std::byte> encoded) const override;
   // ZSTD_compressBound(raw_size).
   std::int64_t MaxEncodedSize(std::int64_t raw_size) const override;
   const CodecConfig& config() const override { return config_; }

@@ -1,7 +1,10 @@
 #include "chunk_io.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "chunk_key.hpp"
 #include "tessera/core/errors.hpp"
@@ -17,20 +20,33 @@ namespace {
 // the bound plus 64 KiB, still far below the allocations it exists to prevent.
 constexpr std::int64_t kEncodedSlackDivisor = 64;
 constexpr std::int64_t kEncodedSlackBytes = std::int64_t{64} << 10;
+// The same slack applies to each intermediate of a multi-stage pipeline, and bounds
+// saturate here (64 PiB), far above any allocation, so that no chain of filters
+// overflows.
+constexpr std::int64_t kMaxBound = std::int64_t{1} << 56;
+
+// The most bytes another writer's encoding of `raw_size` bytes with `codec` may take.
+std::int64_t EncodedLimit(const Codec& codec, std::int64_t raw_size) {
+  const std::int64_t bound = codec.MaxEncodedSize(std::min(raw_size, kMaxBound));
+  return std::min(bound + bound / kEncodedSlackDivisor + kEncodedSlackBytes, kMaxBound);
+}
+
+// "filters [zlib(level 1)] then compressor blosc(...)", or one codec's description.
+std::string DescribePipeline(const ZarrMetadata& metadata) {
+  if (metadata.filters.empty()) return DescribeCodec(*metadata.compressor);
+  if (metadata.filters.size() == 1 && !metadata.compressor) {
+    return DescribeCodec(metadata.filters.front());
+  }
+  std::string text = "filters [";
+  for (std::size_t index = 0; index < metadata.filters.size(); ++index) {
+    text += (index == 0 ? "" : ", ") + DescribeCodec(metadata.filters[index]);
+  }
+  text += "]";
+  if (metadata.compressor) text += " then compressor " + DescribeCodec(*metadata.compressor);
+  return text;
+}
 
 }  // namespace
-
-std::optional<std::string> UndecodablePipeline(const ZarrMetadata& metadata) {
-  const std::size_t stages = metadata.filters.size() + (metadata.compressor ? 1 : 0);
-  if (stages <= 1) return std::nullopt;
-  std::string ids;
-  for (const CodecConfig& filter : metadata.filters) ids += (ids.empty() ? "" : ", ") + filter.id;
-  return "filters [" + ids + "]" +
-         (metadata.compressor ? " followed by compressor \"" + metadata.compressor->id + "\""
-                              : std::string()) +
-         ": Tessera decodes only one compressing stage per chunk (the codec API needs each "
-         "stage's decoded size); use either one filter or one compressor";
-}
 
 ScratchPool::Lease ScratchPool::Take() {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -56,8 +72,23 @@ ChunkIo::ChunkIo(Store& store, std::string_view path, const ZarrMetadata& metada
       filters_(filters),
       layout_(ChunkLayout::For(metadata)),
       chunk_nbytes_(layout_.ChunkBytes()),
-      max_stored_bytes_(MaxStoredBytes()),
-      undecodable_(UndecodablePipeline(metadata)) {
+      max_stored_bytes_(chunk_nbytes_) {
+  // Bounds in encoding order: limit k is what encoding stage k - 1 may produce.
+  std::vector<Index> limits{chunk_nbytes_};
+  for (const std::shared_ptr<const Codec>& filter : filters_) {
+    limits.push_back(EncodedLimit(*filter, limits.back()));
+  }
+  if (compressor_ != nullptr) limits.push_back(EncodedLimit(*compressor_, limits.back()));
+  max_stored_bytes_ = limits.back();
+  // Decoding stage i undoes encoding stage (stages - 1 - i), whose input is limit
+  // (stages - 1 - i); the last decoding stage yields the chunk.
+  if (compressor_ != nullptr) decoders_.push_back(compressor_);
+  for (auto filter = filters_.rbegin(); filter != filters_.rend(); ++filter) {
+    decoders_.push_back(filter->get());
+  }
+  for (std::size_t stage = 0; stage < decoders_.size(); ++stage) {
+    decoded_limits_.push_back(limits[decoders_.size() - 1 - stage]);
+  }
   const std::size_t itemsize = static_cast<std::size_t>(layout_.itemsize);
   EncodeFillElement(metadata.fill_value, metadata.dtype, std::span(fill_native_).first(itemsize));
   layout_.StoredFill(std::span(fill_native_).first(itemsize),
@@ -88,16 +119,16 @@ void ChunkIo::ReadPart(std::span<const Index> block, const Region& box, std::byt
   // its destination; byte swapping and bool normalisation then run in place.
   if (dst_contiguous && box.shape == layout_.chunk_shape && layout_.MemoryOrderIsC()) {
     const std::span<std::byte> out(dst, static_cast<std::size_t>(chunk_nbytes_));
-    DecodeInto(key, stored.span(), out);
+    DecodeInto(key, stored.span(), out, scratch);
     FinishInPlace(layout_, out);
     return;
   }
   std::span<const std::byte> decoded;
-  if (Decoder() == nullptr) {
+  if (decoders_.empty()) {
     decoded = stored.span();  // CheckStoredSize: exactly chunk_nbytes_
   } else {
     scratch.decoded.ResizeUninitialized(chunk_nbytes_);
-    DecodeInto(key, stored.span(), scratch.decoded.span());
+    DecodeInto(key, stored.span(), scratch.decoded.span(), scratch);
     decoded = scratch.decoded.span();
   }
   ChunkToBlock(layout_, decoded, box, dst, dst_strides);
@@ -115,31 +146,31 @@ void ChunkIo::WriteFrom(std::span<const Index> block, const std::byte* src,
     BlockToChunk(layout_, block_shape, src, src_strides, FillStored(), scratch.decoded.span());
     raw = scratch.decoded.span();
   }
-  Buffer filtered;
-  for (const std::shared_ptr<const Codec>& filter : filters_) {
-    filtered = filter->Encode(raw, layout_.itemsize);
+  // Only the first stage sees elements; later ones get the previous stage's bytes, and
+  // shuffle them (blosc) with item size 1, as zarr-python's pipeline does.
+  std::int64_t itemsize = layout_.itemsize;
+  for (std::size_t index = 0; index < filters_.size(); ++index) {
+    Buffer& filtered = scratch.stages[index % 2];  // raw is not in it: see ChunkScratch
+    filters_[index]->EncodeInto(raw, itemsize, filtered);
     raw = filtered.span();
+    itemsize = 1;
   }
   if (compressor_ != nullptr) {
-    compressor_->EncodeInto(raw, layout_.itemsize, scratch.encoded);
+    compressor_->EncodeInto(raw, itemsize, scratch.encoded);
     raw = scratch.encoded.span();
   }
   store_.Set(Key(block), raw);
 }
 
-Index ChunkIo::MaxStoredBytes() const {
-  const Codec* decoder = Decoder();
-  if (decoder == nullptr) return chunk_nbytes_;
-  const Index bound = decoder->MaxEncodedSize(chunk_nbytes_);
-  return bound + bound / kEncodedSlackDivisor + kEncodedSlackBytes;
+std::string ChunkIo::DescribeStage(std::size_t stage) const {
+  const Codec& codec = *decoders_[stage];
+  if (compressor_ != nullptr && stage == 0) return "compressor " + DescribeCodec(codec.config());
+  const std::size_t filter = decoders_.size() - 1 - stage;
+  return "filters[" + std::to_string(filter) + "] " + DescribeCodec(codec.config());
 }
 
 void ChunkIo::CheckStoredSize(const std::string& key, Index stored_size) const {
-  if (undecodable_) {
-    throw FormatError(store_.DescribeKey(key) + ": cannot decode the chunk: " + *undecodable_);
-  }
-  const Codec* decoder = Decoder();
-  if (decoder == nullptr) {
+  if (decoders_.empty()) {
     if (stored_size == chunk_nbytes_) return;
     throw FormatError(store_.DescribeKey(key) + ": stored chunk is " + std::to_string(stored_size) +
                       " bytes, but an uncompressed chunk of shape " +
@@ -149,7 +180,7 @@ void ChunkIo::CheckStoredSize(const std::string& key, Index stored_size) const {
   }
   if (stored_size <= max_stored_bytes_) return;
   throw FormatError(store_.DescribeKey(key) + ": stored chunk is " + std::to_string(stored_size) +
-                    " bytes, but the largest valid " + DescribeCodec(decoder->config()) +
+                    " bytes, but the largest valid " + DescribePipeline(metadata_) +
                     " encoding of a chunk of shape " + ShapeToString(layout_.chunk_shape) +
                     " and dtype " + std::string(metadata_.dtype.name()) + " (" +
                     std::to_string(chunk_nbytes_) + " bytes decoded) is " +
@@ -159,16 +190,32 @@ void ChunkIo::CheckStoredSize(const std::string& key, Index stored_size) const {
 }
 
 void ChunkIo::DecodeInto(const std::string& key, std::span<const std::byte> stored,
-                         std::span<std::byte> out) const {
-  const Codec* decoder = Decoder();
-  if (decoder == nullptr) {
+                         std::span<std::byte> out, ChunkScratch& scratch) const {
+  if (decoders_.empty()) {
     if (!stored.empty()) std::memcpy(out.data(), stored.data(), stored.size());
     return;
   }
+  const std::size_t last = decoders_.size() - 1;
+  std::span<const std::byte> input = stored;
+  std::size_t stage = 0;
   try {
-    decoder->Decode(stored, out);
+    for (; stage < last; ++stage) {
+      // The intermediate's size is known only by its bound: DecodeUpTo refuses a frame
+      // that decodes, or claims to decode, to more.
+      Buffer& decoded = scratch.stages[stage % 2];  // input is in the other one (or stored)
+      decoded.ResizeUninitialized(decoded_limits_[stage]);
+      const std::int64_t size = decoders_[stage]->DecodeUpTo(input, decoded.span());
+      input = decoded.span().first(static_cast<std::size_t>(size));
+    }
+    decoders_[last]->Decode(input, out);
   } catch (const FormatError& error) {
-    throw FormatError(store_.DescribeKey(key) + ": " + error.what());
+    std::string message = store_.DescribeKey(key) + ": ";
+    if (last > 0) {
+      message += "decoding " + DescribeStage(stage) + " (stage " + std::to_string(stage + 1) +
+                 " of " + std::to_string(last + 1) + ", at most " +
+                 std::to_string(decoded_limits_[stage]) + " bytes decoded): ";
+    }
+    throw FormatError(message + error.what());
   }
 }
 

@@ -10,6 +10,13 @@
 //
 // A chunk's stored size is checked before it is read (FormatError naming the key), so
 // no read allocates more than a valid encoding of one chunk can take.
+//
+// A chunk passes through the filters, in order, then the compressor; decoding runs the
+// stages the other way round. Every stage but the last decodes with Codec::DecodeUpTo
+// into a scratch buffer of that intermediate's bound (MaxEncodedSize chained outward
+// from the chunk's size, plus slack for other writers), so a frame claiming more is a
+// FormatError before anything that size is allocated; the last decodes exactly into the
+// chunk.
 // Internal to src/storage/zarr. Lifetime: a ChunkIo refers to its arguments and must
 // not outlive them. Thread safety: see ChunkIo and ScratchPool.
 #pragma once
@@ -36,19 +43,15 @@ namespace tessera::zarr_detail {
 // The largest item size of a Tessera dtype (float64, int64, uint64).
 inline constexpr std::size_t kMaxItemSize = 8;
 
-// Codec::Decode needs the exact decoded size. Only the last decoding stage's output
-// size is known (one chunk); a compressor after a filter, or two filters, would need
-// the unknown size of the filter's encoded bytes. Returns why a pipeline cannot be
-// decoded, or nullopt when it can. Such arrays still open (for `tessera info`) and
-// write; reading a stored chunk of one is a FormatError, creating one InvalidArgument.
-std::optional<std::string> UndecodablePipeline(const ZarrMetadata& metadata);
-
 // The buffers one thread reuses across the chunks it handles. Reuse matters: touching fresh pages
 // costs more than compressing them.
 struct ChunkScratch {
   Buffer stored;   // a chunk as read from the store
   Buffer decoded;  // a decoded (read) or gathered (write) chunk
   Buffer encoded;  // a chunk encoded for the store
+  // The encodings between stages of a multi-stage pipeline; stages alternate between
+  // the two, so one stage's input is never its output.
+  std::array<Buffer, 2> stages;
 };
 
 // Scratch for concurrently running chunk tasks; at most one per running task exists.
@@ -109,24 +112,19 @@ class ChunkIo {
     return std::span(fill_stored_).first(static_cast<std::size_t>(layout_.itemsize));
   }
 
-  // The one decoding stage (see UndecodablePipeline), or null when uncompressed.
-  const Codec* Decoder() const {
-    if (compressor_ != nullptr) return compressor_;
-    return filters_.empty() ? nullptr : filters_.front().get();
-  }
-
-  // The largest stored size of a chunk that can decode: exactly the chunk's bytes
-  // when uncompressed, else the decoding stage's bound plus the slack for other writers.
-  Index MaxStoredBytes() const;
+  // The decoding stage `stage` (0: the outermost), as "compressor blosc(...)" or
+  // "filters[1] lz4(...)", for messages.
+  std::string DescribeStage(std::size_t stage) const;
 
   // Throws FormatError naming the chunk's key when a stored chunk of `stored_size`
   // bytes cannot be decoded into one chunk, before anything reads it.
   void CheckStoredSize(const std::string& key, Index stored_size) const;
 
-  // Decodes a stored chunk into exactly `out` (chunk_nbytes_ bytes).
-  // REQUIRES: CheckStoredSize(key, stored.size()) passed.
+  // Decodes a stored chunk into exactly `out` (chunk_nbytes_ bytes); intermediates go
+  // to scratch.stages. REQUIRES: CheckStoredSize(key, stored.size()) passed; `out` is
+  // not in scratch.stages.
   void DecodeInto(const std::string& key, std::span<const std::byte> stored,
-                  std::span<std::byte> out) const;
+                  std::span<std::byte> out, ChunkScratch& scratch) const;
 
   Store& store_;
   std::string_view path_;
@@ -136,8 +134,14 @@ class ChunkIo {
   std::span<const std::shared_ptr<const Codec>> filters_;
   ChunkLayout layout_;
   Index chunk_nbytes_;
-  Index max_stored_bytes_;  // CheckStoredSize's limit
-  std::optional<std::string> undecodable_;
+  // The codecs in decoding order: the compressor, then the filters last to first.
+  std::vector<const Codec*> decoders_;
+  // decoded_limits_[i]: the most bytes decoders_[i] may produce (chunk_nbytes_ for the
+  // last stage, which must produce exactly that).
+  std::vector<Index> decoded_limits_;
+  // CheckStoredSize's limit: chunk_nbytes_ exactly when uncompressed, else the
+  // outermost stage's chained bound plus slack.
+  Index max_stored_bytes_;
   std::array<std::byte, kMaxItemSize> fill_native_{};
   std::array<std::byte, kMaxItemSize> fill_stored_{};
 };

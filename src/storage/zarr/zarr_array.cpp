@@ -21,7 +21,6 @@ using zarr_detail::ChunkIo;
 using zarr_detail::ChunkScratch;
 using zarr_detail::kMaxItemSize;
 using zarr_detail::ScratchPool;
-using zarr_detail::UndecodablePipeline;
 
 constexpr std::string_view kArrayMetadataKey = ".zarray";
 constexpr std::string_view kAttributesKey = ".zattrs";
@@ -203,9 +202,6 @@ ZarrArray ZarrArray::Create(std::shared_ptr<Store> store, std::string path, Zarr
   // Everything that can be refused is checked, and both documents are serialized,
   // before the store is touched.
   ZarrArray array(std::move(store), std::move(path), std::move(metadata), std::move(attributes));
-  if (const std::optional<std::string> problem = UndecodablePipeline(array.metadata_)) {
-    throw InvalidArgument(*problem + "; Tessera could not read this array back");
-  }
   const std::string metadata_text = ZarrMetadataToJson(array.metadata_);
   const bool has_attributes = array.attributes_ != ZarrAttributes{};
   const std::string attributes_text =

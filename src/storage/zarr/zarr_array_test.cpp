@@ -548,11 +548,10 @@ TEST(ZarrArrayTest, FilterWithoutCompressorRoundTrips) {
   ZarrMetadata metadata = MakeMetadata({9, 5}, {4, 4}, int32, std::nullopt, 'F');
   metadata.filters = {ParseCodecSpec("zlib")};
   CheckRoundTrip(MemoryStore::Create(), "", metadata, rng);
-  // A filter followed by a compressor cannot be decoded (the filter's encoded size is
-  // unknown): Create rejects it; Open accepts it (for `tessera info`), and reading a
-  // stored chunk is a FormatError naming the chunk.
+  // A filter followed by a compressor: a stored chunk that is not the pipeline's
+  // encoding is a FormatError naming the chunk and the stage; missing chunks read as the
+  // fill value.
   metadata.compressor = ParseCodecSpec("gzip");
-  EXPECT_THROW(ZarrArray::Create(MemoryStore::Create(), "", metadata), InvalidArgument);
   const std::shared_ptr<MemoryStore> store = MemoryStore::Create();
   store->Set("p/.zarray", ZarrMetadataToJson(metadata));
   const ZarrArray opened = ZarrArray::Open(store, "p");
@@ -561,8 +560,60 @@ TEST(ZarrArrayTest, FilterWithoutCompressorRoundTrips) {
   EXPECT_EQ(opened.CountStoredChunks().count, 1);
   const std::string message = MessageOf<FormatError>([&] { opened.ReadBlock(Shape{0, 0}); });
   EXPECT_TRUE(StartsWith(message, store->DescribeKey("p/0.0"))) << message;
-  EXPECT_NE(message.find("zlib"), std::string::npos) << message;
+  EXPECT_NE(message.find("compressor gzip"), std::string::npos) << message;
   EXPECT_EQ(opened.ReadBlock(Shape{1, 1}), NDArray::Full({4, 1}, int32, 3));  // missing: fill
+}
+
+// Filters then a compressor, or several filters: each stage but the last decodes into
+// scratch bounded by the chained MaxEncodedSize; both ways, with edge and missing chunks.
+TEST(ZarrArrayTest, MultiStagePipelinesRoundTrip) {
+  std::mt19937_64 rng(testing::TestSeed() + 12);
+  struct Pipeline {
+    std::vector<std::string> filters;
+    std::optional<std::string> compressor;
+  };
+  const std::vector<Pipeline> pipelines = {
+      {{"zlib:1"}, "blosc:lz4"},
+      {{"lz4"}, "zstd"},
+      {{"gzip", "lz4"}, std::nullopt},
+      {{"zstd"}, "gzip"},
+      {{"zlib"}, "zlib"},
+      {{"blosc:zstd:3:bitshuffle", "zlib", "lz4"}, "blosc:lz4"},
+  };
+  for (const Pipeline& pipeline : pipelines) {
+    for (const DType dtype : {float64, int16}) {
+      ZarrMetadata metadata = MakeMetadata(
+          {9, 7}, {4, 3}, dtype,
+          pipeline.compressor ? std::optional(ParseCodecSpec(*pipeline.compressor)) : std::nullopt,
+          dtype == float64 ? 'F' : 'C');
+      std::string trace = "compressor " + pipeline.compressor.value_or("none") + ", filters";
+      for (const std::string& filter : pipeline.filters) {
+        metadata.filters.push_back(ParseCodecSpec(filter));
+        trace += " " + filter;
+      }
+      SCOPED_TRACE(trace);
+      const std::shared_ptr<MemoryStore> store = MemoryStore::Create();
+      CheckRoundTrip(store, "a", metadata, rng);  // 3 x 3 blocks, the last row and column partial
+      if (HasFatalFailure()) return;
+      const ZarrArray array = ZarrArray::Open(store, "a");
+      EXPECT_EQ(array.metadata().filters, metadata.filters);
+      const NDArray data = array.Read(1);
+      const std::vector<Shape> missing = {Shape{1, 1}, Shape{2, 2}};
+      for (const Shape& block : missing) store->Erase(array.ChunkKey(block));
+      const NDArray all = array.Read(4);
+      const double fill = dtype == float64 ? std::nan("") : 3.0;
+      const ChunkGrid& grid = array.grid();
+      for (Index linear = 0; linear < grid.num_blocks(); ++linear) {
+        const Shape block = grid.BlockIndex(linear);
+        const Region region = grid.BlockRegion(block);
+        const bool is_missing = std::find(missing.begin(), missing.end(), block) != missing.end();
+        const NDArray expected =
+            is_missing ? NDArray::Full(region.shape, dtype, fill) : Slice(data, region);
+        EXPECT_EQ(array.ReadBlock(block), expected) << "block " << ShapeToString(block);
+        EXPECT_EQ(Slice(all, region), expected) << "block " << ShapeToString(block);
+      }
+    }
+  }
 }
 
 TEST(ZarrArrayTest, OpenErrors) {
@@ -722,6 +773,101 @@ TEST(ZarrArrayTest, ChunkJustOverTheCodecBoundIsAFormatError) {
     store->Set(array.ChunkKey(Shape{0}), Buffer(largest).span());
     EXPECT_THROW(array.ReadBlock(Shape{0}), FormatError);
   }
+}
+
+// A middle stage's frame claiming far more than the bound of its decoded size (the
+// chained MaxEncodedSize of the stages within) is refused before anything that size is
+// allocated, naming the chunk and the stage.
+TEST(ZarrArrayTest, CorruptMiddleStageIsAFormatErrorWithoutAllocatingItsClaim) {
+  const std::shared_ptr<MemoryStore> store = MemoryStore::Create();
+  const auto make = [&](const std::string& path, const char* filter, const char* compressor) {
+    ZarrMetadata metadata = MakeMetadata({8, 8}, {4, 4}, float64, ParseCodecSpec(compressor));
+    metadata.filters = {ParseCodecSpec(filter)};
+    const ZarrArray array = ZarrArray::Create(store, path, metadata);
+    array.Write(NDArray::Full({8, 8}, float64, 1.5));
+    return array;
+  };
+  const auto bytes = [](std::initializer_list<unsigned> values) {
+    std::vector<std::byte> out;
+    for (unsigned value : values) out.push_back(static_cast<std::byte>(value));
+    return out;
+  };
+  // A zstd frame header claiming 1 TiB: magic, single-segment descriptor with an 8-byte
+  // content size, the size, then an empty last raw block.
+  std::vector<std::byte> zstd_claim = bytes({0x28, 0xB5, 0x2F, 0xFD, 0xE0});
+  for (int shift = 0; shift < 64; shift += 8) {
+    zstd_claim.push_back(static_cast<std::byte>(((std::uint64_t{1} << 40) >> shift) & 0xFFu));
+  }
+  for (std::byte value : bytes({0x01, 0x00, 0x00})) zstd_claim.push_back(value);
+  // numcodecs LZ4's size header claiming 4 GiB - 16, then a little garbage.
+  const std::vector<std::byte> lz4_claim = bytes({0xF0, 0xFF, 0xFF, 0xFF, 0x10, 0x00});
+  // 4 MiB of zeros deflated: zlib records no size, so inflating stops at the bound.
+  const Buffer zlib_bomb =
+      MakeCodec(ParseCodecSpec("zlib:9"))->Encode(std::vector<std::byte>(std::size_t{4} << 20), 8);
+  struct Case {
+    const char* filter;
+    const char* compressor;
+    std::span<const std::byte> stored;
+    std::string needle;
+  };
+  const std::vector<Case> cases = {
+      {"lz4", "zstd", zstd_claim, "claims 1099511627776 decoded bytes, more than"},
+      {"zlib", "lz4", lz4_claim, "claims 4294967280 decoded bytes, more than"},
+      {"lz4", "zlib", zlib_bomb.span(), "decodes to more than"},
+  };
+  const std::int64_t peak_before = PeakRssBytes();
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.filter) + " then " + c.compressor);
+    const std::string path = std::string(c.filter) + "_" + c.compressor;
+    const ZarrArray array = make(path, c.filter, c.compressor);
+    const std::string key = array.ChunkKey(Shape{1, 0});
+    store->Set(key, c.stored);
+    for (const auto& read :
+         std::vector<std::function<void()>>{[&] {
+                                              array.ReadBlock(Shape{1, 0});
+                                            },
+                                            [&] { array.Read(2); },
+                                            [&] {
+                                              array.ReadRegion(Region{{3, 0}, {2, 2}});
+                                            }}) {
+      const std::string message = MessageOf<FormatError>(read);
+      EXPECT_TRUE(StartsWith(message, store->DescribeKey(key))) << message;
+      EXPECT_NE(message.find("decoding compressor " + std::string(c.compressor)), std::string::npos)
+          << message;
+      EXPECT_NE(message.find(c.needle), std::string::npos) << message;
+    }
+    EXPECT_EQ(array.ReadBlock(Shape{0, 0}), NDArray::Full({4, 4}, float64, 1.5));
+  }
+  EXPECT_LT(PeakRssBytes() - peak_before, std::int64_t{1} << 30);
+}
+
+// The stored-size limit of a multi-stage pipeline is the outermost stage's bound,
+// chained from the chunk's size through every stage (each with the slack for other
+// writers).
+TEST(ZarrArrayTest, MultiStageStoredSizeLimitChainsTheBounds) {
+  const std::shared_ptr<MemoryStore> store = MemoryStore::Create();
+  ZarrMetadata metadata = MakeMetadata({8}, {8}, int32, ParseCodecSpec("blosc:lz4"));
+  metadata.filters = {ParseCodecSpec("zlib"), ParseCodecSpec("lz4")};
+  const ZarrArray array = ZarrArray::Create(store, "p", metadata);
+  const auto limit = [](const CodecConfig& config, Index raw) {
+    const Index bound = MakeCodec(config)->MaxEncodedSize(raw);
+    return bound + bound / 64 + (Index{64} << 10);
+  };
+  const Index largest =
+      limit(*metadata.compressor, limit(metadata.filters[1], limit(metadata.filters[0], 32)));
+  const std::string key = array.ChunkKey(Shape{0});
+  store->Set(key, Buffer(largest + 1).span());
+  std::string message = MessageOf<FormatError>([&] { array.ReadBlock(Shape{0}); });
+  EXPECT_TRUE(StartsWith(message, store->DescribeKey(key))) << message;
+  EXPECT_NE(message.find(std::to_string(largest) + " bytes"), std::string::npos) << message;
+  const std::string pipeline = "filters [" + DescribeCodec(metadata.filters[0]) + ", " +
+                               DescribeCodec(metadata.filters[1]) + "] then compressor " +
+                               DescribeCodec(*metadata.compressor);
+  EXPECT_NE(message.find(pipeline), std::string::npos) << message;
+  // One byte less passes the size check and fails in the outermost stage instead.
+  store->Set(key, Buffer(largest).span());
+  message = MessageOf<FormatError>([&] { array.ReadBlock(Shape{0}); });
+  EXPECT_NE(message.find("decoding compressor blosc"), std::string::npos) << message;
 }
 
 TEST(ZarrArrayTest, OversizedMetadataIsRefusedBeforeItIsRead) {
