@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -33,10 +34,20 @@ class Store {
 
   // The value of `key`, or nullopt when absent.
   virtual std::optional<Buffer> Get(std::string_view key) const = 0;
-  // Reads the value of `key` into `out`, reusing out's allocation when it is large
-  // enough (a thread reading many chunks then touches fresh memory once). Returns
-  // false, with `out` unspecified, when absent. The default calls Get().
-  virtual bool GetInto(std::string_view key, Buffer& out) const;
+  // Reads the value of `key` into memory the caller hands over once the size is known:
+  // `destination(size)` returns exactly `size` writable bytes. A value larger than
+  // `max_size` is not read and `destination` is not called, so a caller bounds its
+  // allocations by what it expects (a corrupt 100 GB chunk is refused unread) and can
+  // read straight into its own memory. Returns the value's size, or nullopt when
+  // absent. The size and the bytes come from one read of one value. The default goes
+  // through Get().
+  using Destination = std::function<std::span<std::byte>(std::int64_t size)>;
+  virtual std::optional<std::int64_t> ReadBounded(std::string_view key, std::int64_t max_size,
+                                                  const Destination& destination) const;
+  // ReadBounded into `out`, reusing its allocation when large enough (a thread reading
+  // many chunks then touches fresh memory once).
+  std::optional<std::int64_t> GetInto(std::string_view key, Buffer& out,
+                                      std::int64_t max_size) const;
   // Stores `value` under `key`, replacing any old value atomically.
   virtual void Set(std::string_view key, std::span<const std::byte> value) = 0;
   // Removes `key`; returns false when it was absent.

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -205,38 +206,43 @@ fs::path DirectoryStore::PathOf(std::string_view key) const {
 
 std::optional<Buffer> DirectoryStore::Get(std::string_view key) const {
   Buffer buffer;
-  if (!GetInto(key, buffer)) return std::nullopt;
+  if (!GetInto(key, buffer, std::numeric_limits<std::int64_t>::max())) return std::nullopt;
   return buffer;
 }
 
-bool DirectoryStore::GetInto(std::string_view key, Buffer& buffer) const {
+std::optional<std::int64_t> DirectoryStore::ReadBounded(std::string_view key, std::int64_t max_size,
+                                                        const Destination& destination) const {
   fs::path path = PathOf(key);
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
   // It changes nothing for regular files, and fstat rejects anything else below.
   FileDescriptor fd(OpenFile(path, O_RDONLY | O_NONBLOCK));
   if (fd.get() < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return false;
+    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
     ThrowIo("open", path, errno);
   }
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0) ThrowIo("stat", path, errno);
-  if (S_ISDIR(info.st_mode)) return false;  // a directory is not a key
+  if (S_ISDIR(info.st_mode)) return std::nullopt;  // a directory is not a key
   if (!S_ISREG(info.st_mode)) ThrowNotAValue(path, info.st_mode);
   // Values are replaced by rename(), so the open file never changes under us.
-  buffer.ResizeUninitialized(static_cast<std::int64_t>(info.st_size));
+  const auto size = static_cast<std::int64_t>(info.st_size);
+  if (size > max_size) return size;
+  const std::span<std::byte> out = destination(size);
   std::size_t total = 0;
-  const auto size = static_cast<std::size_t>(info.st_size);
-  while (total < size) {
-    ssize_t got = ::read(fd.get(), buffer.data() + total, size - total);
+  while (total < out.size()) {
+    ssize_t got = ::read(fd.get(), out.data() + total, out.size() - total);
     if (got < 0) {
       if (errno == EINTR) continue;
       ThrowIo("read", path, errno);
     }
-    if (got == 0) break;  // truncated by someone writing around the store
+    if (got == 0) {  // truncated by someone writing around the store
+      throw StorageError("cannot read " + path.string() + ": the file shrank from " +
+                         std::to_string(size) + " to " + std::to_string(total) +
+                         " bytes while being read; another program is writing into the store");
+    }
     total += static_cast<std::size_t>(got);
   }
-  buffer.Truncate(static_cast<std::int64_t>(total));
-  return true;
+  return size;
 }
 
 void DirectoryStore::Set(std::string_view key, std::span<const std::byte> value) {

@@ -1,5 +1,6 @@
 #include "tessera/storage/memory_store.hpp"
 
+#include <cstring>
 #include <utility>
 
 namespace tessera {
@@ -10,6 +11,19 @@ std::optional<Buffer> MemoryStore::Get(std::string_view key) const {
   auto it = values_.find(key);
   if (it == values_.end()) return std::nullopt;
   return it->second.Clone();
+}
+
+std::optional<std::int64_t> MemoryStore::ReadBounded(std::string_view key, std::int64_t max_size,
+                                                     const Destination& destination) const {
+  ValidateKey(key);
+  std::lock_guard lock(mutex_);
+  auto it = values_.find(key);
+  if (it == values_.end()) return std::nullopt;
+  const Buffer& value = it->second;
+  if (value.size() > max_size) return value.size();
+  const std::span<std::byte> out = destination(value.size());
+  if (!value.empty()) std::memcpy(out.data(), value.data(), out.size());
+  return value.size();
 }
 
 void MemoryStore::Set(std::string_view key, std::span<const std::byte> value) {

@@ -1,5 +1,6 @@
 #include "tessera/storage/store.hpp"
 
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -81,11 +82,25 @@ std::string JoinKey(std::string_view prefix, std::string_view key) {
 
 std::string Store::DescribeKey(std::string_view key) const { return JoinKey(Describe(), key); }
 
-bool Store::GetInto(std::string_view key, Buffer& out) const {
+std::optional<std::int64_t> Store::ReadBounded(std::string_view key, std::int64_t max_size,
+                                               const Destination& destination) const {
+  const std::optional<std::int64_t> size = SizeOf(key);
+  if (!size || *size > max_size) return size;
   std::optional<Buffer> value = Get(key);
-  if (!value) return false;
-  out = std::move(*value);
-  return true;
+  if (!value) return std::nullopt;
+  // Get sees the value current now, which may have replaced the one sized above.
+  if (value->size() > max_size) return value->size();
+  const std::span<std::byte> out = destination(value->size());
+  if (!value->empty()) std::memcpy(out.data(), value->data(), out.size());
+  return value->size();
+}
+
+std::optional<std::int64_t> Store::GetInto(std::string_view key, Buffer& out,
+                                           std::int64_t max_size) const {
+  return ReadBounded(key, max_size, [&out](std::int64_t size) {
+    out.ResizeUninitialized(size);
+    return out.span();
+  });
 }
 
 }  // namespace tessera

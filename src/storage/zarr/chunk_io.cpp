@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -103,23 +102,27 @@ void ChunkIo::ReadPart(std::span<const Index> block, const Region& box, std::byt
                        std::span<const Index> dst_strides, bool dst_contiguous,
                        ChunkScratch& scratch) const {
   const std::string key = Key(block);
-  bool present = false;
-  if (const std::optional<std::int64_t> stored_size = store_.SizeOf(key)) {
-    CheckStoredSize(key, *stored_size);
-    present = store_.GetInto(key, scratch.stored);
-    // The key may have been replaced between SizeOf and GetInto.
-    if (present) CheckStoredSize(key, scratch.stored.size());
-  }
-  const Buffer& stored = scratch.stored;
-  if (!present) {
+  // Fast path: a whole chunk whose memory order is C order lands straight in its
+  // destination (read there when uncompressed, else decoded there); byte swapping and
+  // bool normalisation then run in place.
+  const bool direct =
+      dst_contiguous && box.shape == layout_.chunk_shape && layout_.MemoryOrderIsC();
+  const std::span<std::byte> out(dst, direct ? static_cast<std::size_t>(chunk_nbytes_) : 0);
+  // The store reads nothing larger than a valid chunk could be (CheckStoredSize).
+  const std::optional<std::int64_t> stored_size =
+      direct && decoders_.empty()
+          ? store_.ReadBounded(
+                key, chunk_nbytes_,
+                [&](std::int64_t size) { return out.first(static_cast<std::size_t>(size)); })
+          : store_.GetInto(key, scratch.stored, max_stored_bytes_);
+  if (!stored_size) {
     FillBox(box.shape, dst, dst_strides, FillNative());
     return;
   }
-  // Fast path: a whole chunk whose memory order is C order decodes straight into
-  // its destination; byte swapping and bool normalisation then run in place.
-  if (dst_contiguous && box.shape == layout_.chunk_shape && layout_.MemoryOrderIsC()) {
-    const std::span<std::byte> out(dst, static_cast<std::size_t>(chunk_nbytes_));
-    DecodeInto(key, stored.span(), out, scratch);
+  CheckStoredSize(key, *stored_size);
+  const Buffer& stored = scratch.stored;
+  if (direct) {
+    if (!decoders_.empty()) DecodeInto(key, stored.span(), out, scratch);
     FinishInPlace(layout_, out);
     return;
   }
@@ -191,10 +194,6 @@ void ChunkIo::CheckStoredSize(const std::string& key, Index stored_size) const {
 
 void ChunkIo::DecodeInto(const std::string& key, std::span<const std::byte> stored,
                          std::span<std::byte> out, ChunkScratch& scratch) const {
-  if (decoders_.empty()) {
-    if (!stored.empty()) std::memcpy(out.data(), stored.data(), stored.size());
-    return;
-  }
   const std::size_t last = decoders_.size() - 1;
   std::span<const std::byte> input = stored;
   std::size_t stage = 0;

@@ -121,8 +121,9 @@ class ChunkIo {
   void CheckStoredSize(const std::string& key, Index stored_size) const;
 
   // Decodes a stored chunk into exactly `out` (chunk_nbytes_ bytes); intermediates go
-  // to scratch.stages. REQUIRES: CheckStoredSize(key, stored.size()) passed; `out` is
-  // not in scratch.stages.
+  // to scratch.stages. REQUIRES: the pipeline has a stage (uncompressed chunks are
+  // used as stored); CheckStoredSize(key, stored.size()) passed; `out` is not in
+  // scratch.stages.
   void DecodeInto(const std::string& key, std::span<const std::byte> stored,
                   std::span<std::byte> out, ChunkScratch& scratch) const;
 

@@ -83,11 +83,10 @@ std::optional<Buffer> GetMetadataDocument(const Store& store, const std::string&
                       " bytes (16 MiB) Tessera reads for Zarr metadata; real metadata is a few "
                       "KB, so this file is corrupt or not Zarr metadata");
   };
-  const std::optional<std::int64_t> size = store.SizeOf(key);
+  Buffer document;
+  const std::optional<std::int64_t> size = store.GetInto(key, document, kMaxMetadataBytes);
   if (!size) return std::nullopt;
   check(*size);
-  std::optional<Buffer> document = store.Get(key);
-  if (document) check(document->size());  // replaced between SizeOf and Get
   return document;
 }
 
