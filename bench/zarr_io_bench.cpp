@@ -15,10 +15,8 @@
 
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <sstream>
 #include <string>
 
 #include "CLI/CLI.hpp"
@@ -35,14 +33,6 @@ constexpr double kStep = 0.001;  // keeps values small and exactly reproducible 
 constexpr double kBytesPerGB = 1e9;
 constexpr std::int64_t kKibibyte = 1024;  // ru_maxrss is in KiB on Linux
 
-Shape ParseShape(const std::string& text) {
-  Shape shape;
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ',')) shape.push_back(std::stoll(item));
-  return shape;
-}
-
 std::int64_t PeakRssBytes() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -50,16 +40,6 @@ std::int64_t PeakRssBytes() {
 }
 
 double ValueAt(Index flat) { return static_cast<double>(flat % kPeriod) * kStep; }
-
-std::int64_t StoredBytes(const std::filesystem::path& dir) {
-  std::int64_t total = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
-    if (entry.is_regular_file() && !entry.path().filename().string().starts_with('.')) {
-      total += static_cast<std::int64_t>(entry.file_size());
-    }
-  }
-  return total;
-}
 
 struct Options {
   std::string op;
@@ -73,8 +53,8 @@ struct Options {
 
 nlohmann::ordered_json RunWrite(const Options& options) {
   tessera::ZarrMetadata metadata;
-  metadata.shape = ParseShape(options.shape);
-  metadata.chunks = ParseShape(options.chunks);
+  metadata.shape = tessera::ParseShape(options.shape, "--shape");
+  metadata.chunks = tessera::ParseShape(options.chunks, "--chunks");
   metadata.dtype = tessera::float64;
   if (options.codec != "none") metadata.compressor = tessera::ParseCodecSpec(options.codec);
 
@@ -152,7 +132,6 @@ int main(int argc, char** argv) {
     const double seconds = result["seconds"].get<double>();
     result["gbps"] =
         static_cast<double>(result["logical_bytes"].get<std::int64_t>()) / kBytesPerGB / seconds;
-    result["stored_bytes"] = StoredBytes(options.dir);
     result["peak_rss_bytes"] = PeakRssBytes();
     std::cout << result.dump() << std::endl;
   } catch (const std::exception& error) {

@@ -20,25 +20,15 @@ namespace {
 
 // Parses "8760,181,360" into extents >= min_extent; `what` names the option.
 Shape ParseExtents(const std::string& text, const char* what, Index min_extent) {
-  Shape extents;
-  std::stringstream stream(text);
-  std::string part;
-  while (std::getline(stream, part, ',')) {
-    std::size_t used = 0;
-    long long value = -1;
-    try {
-      value = std::stoll(part, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != part.size() || value < min_extent) {
+  const Shape extents = ParseShape(text, what);
+  if (extents.empty()) throw InvalidArgument(std::string(what) + " is empty");
+  for (const Index extent : extents) {
+    if (extent < min_extent) {
       throw InvalidArgument(std::string(what) + " \"" + text +
                             "\" must be comma-separated whole numbers >= " +
                             std::to_string(min_extent) + ", e.g. 8760,181,360");
     }
-    extents.push_back(value);
   }
-  if (extents.empty()) throw InvalidArgument(std::string(what) + " is empty");
   return extents;
 }
 
@@ -68,42 +58,54 @@ Shape DefaultChunks(const Shape& shape, Index itemsize) {
   return chunks;
 }
 
-// A deterministic value per element: mean + one wave per dimension + seeded noise.
-double SampleValue(std::span<const Index> position, std::span<const Index> shape,
-                   std::uint64_t seed, Index linear) {
-  constexpr double kMean = 280.0;        // about a surface temperature in kelvin
-  constexpr double kWaveAmplitude = 12;  // per dimension
-  constexpr double kNoiseAmplitude = 0.5;
-  double value = kMean;
-  for (std::size_t dim = 0; dim < position.size(); ++dim) {
-    const double phase =
-        static_cast<double>(position[dim]) / static_cast<double>(std::max<Index>(shape[dim], 1));
-    value +=
+// The field: mean + one wave per dimension + seeded noise. A wave depends on one
+// coordinate only, so each block tabulates its waves once per dimension.
+constexpr double kMean = 280.0;        // about a surface temperature in kelvin
+constexpr double kWaveAmplitude = 12;  // per dimension
+constexpr double kNoiseAmplitude = 0.5;
+
+// kWaveAmplitude * sin(2 pi (position / extent + 0.1 dim)) for the positions of `region`
+// along `dim`.
+std::vector<double> WaveTable(const Region& region, const Shape& shape, std::size_t dim) {
+  std::vector<double> waves(static_cast<std::size_t>(region.shape[dim]));
+  for (std::size_t offset = 0; offset < waves.size(); ++offset) {
+    const double phase = static_cast<double>(region.start[dim] + static_cast<Index>(offset)) /
+                         static_cast<double>(std::max<Index>(shape[dim], 1));
+    waves[offset] =
         kWaveAmplitude * std::sin(2 * std::numbers::pi * (phase + 0.1 * static_cast<double>(dim)));
   }
-  // splitmix64 of (seed, index): uniform noise in [-0.5, 0.5) * amplitude.
+  return waves;
+}
+
+// Uniform noise in [-0.5, 0.5) * kNoiseAmplitude: splitmix64 of (seed, flat index).
+double Noise(std::uint64_t seed, Index linear) {
   std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (static_cast<std::uint64_t>(linear) + 1);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   z ^= z >> 31;
-  value += kNoiseAmplitude * (static_cast<double>(z >> 11) * 0x1.0p-53 - 0.5);
-  return value;
+  return kNoiseAmplitude * (static_cast<double>(z >> 11) * 0x1.0p-53 - 0.5);
 }
 
-// Fills one block with SampleValue, converted to the block's dtype.
+// Fills one block with the field, converted to the block's dtype.
 void FillBlock(NDArray& block, const Region& region, const Shape& shape, std::uint64_t seed) {
   const Shape array_strides = CStrides(shape);
+  std::vector<std::vector<double>> waves;
+  for (std::size_t dim = 0; dim < shape.size(); ++dim)
+    waves.push_back(WaveTable(region, shape, dim));
   VisitDType(block.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     std::span<T> values = block.mutable_data<T>();
-    Shape position = region.start;
+    Shape offset(shape.size(), 0);  // position within the region
     for (Index element = 0; element < block.size(); ++element) {
+      double value = kMean;
       Index linear = 0;
-      for (std::size_t dim = 0; dim < shape.size(); ++dim)
-        linear += position[dim] * array_strides[dim];
-      const double value = SampleValue(position, shape, seed, linear);
+      for (std::size_t dim = 0; dim < shape.size(); ++dim) {
+        value += waves[dim][static_cast<std::size_t>(offset[dim])];
+        linear += (region.start[dim] + offset[dim]) * array_strides[dim];
+      }
+      value += Noise(seed, linear);
       if constexpr (std::is_same_v<T, bool>) {
-        values[static_cast<std::size_t>(element)] = value > 280.0;
+        values[static_cast<std::size_t>(element)] = value > kMean;
       } else if constexpr (std::is_integral_v<T>) {
         // Saturate: the field (about 244..316) does not fit every integer type, and an
         // out-of-range conversion would be undefined.
@@ -113,10 +115,10 @@ void FillBlock(NDArray& block, const Region& region, const Shape& shape, std::ui
       } else {
         values[static_cast<std::size_t>(element)] = static_cast<T>(value);
       }
-      // Advance `position` in C order within the region.
+      // Advance `offset` in C order within the region.
       for (std::size_t dim = shape.size(); dim-- > 0;) {
-        if (++position[dim] < region.start[dim] + region.shape[dim]) break;
-        position[dim] = region.start[dim];
+        if (++offset[dim] < region.shape[dim]) break;
+        offset[dim] = 0;
       }
     }
   });
@@ -209,7 +211,7 @@ void SampleCommand::Run(std::ostream& out) const {
 
   const std::int64_t logical = CheckedMul(ShapeSize(metadata.shape), metadata.dtype.itemsize());
   const ZarrArray::StoredChunks stored = array.CountStoredChunks();
-  const std::string where = variable_.empty() ? out_path_ : out_path_ + "/" + variable_;
+  const std::string where = variable_.empty() ? store->Describe() : store->DescribeKey(variable_);
   out << "wrote " << where << ": shape " << ShapeToString(metadata.shape) << ", "
       << metadata.dtype.name() << ", chunks " << ShapeToString(metadata.chunks) << ", "
       << stored.count << " chunks, " << format_bytes(logical) << " logical, "

@@ -1,5 +1,8 @@
 #include "tessera/core/shape.hpp"
 
+#include <charconv>
+#include <system_error>
+
 #include "tessera/core/errors.hpp"
 
 namespace tessera {
@@ -36,6 +39,25 @@ std::string ShapeToString(std::span<const Index> shape) {
   }
   if (shape.size() == 1) text += ",";
   return text + ")";
+}
+
+Shape ParseShape(std::string_view text, std::string_view what) {
+  Shape shape;
+  if (text.empty()) return shape;
+  std::string_view rest = text;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    Index value = 0;
+    const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || error != std::errc() || end != item.data() + item.size()) {
+      throw InvalidArgument(std::string(what) + ": expected comma-separated integers such as " +
+                            "8760,181,360, found \"" + std::string(text) + "\"");
+    }
+    shape.push_back(value);
+    if (comma == std::string_view::npos) return shape;
+    rest.remove_prefix(comma + 1);
+  }
 }
 
 Shape CStrides(std::span<const Index> shape) {

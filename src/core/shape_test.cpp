@@ -44,6 +44,23 @@ TEST(Shape, UnravelIndexInvertsCStrides) {
   EXPECT_EQ(UnravelIndex(0, Shape{}), Shape{});
 }
 
+TEST(Shape, ParseShape) {
+  EXPECT_EQ(ParseShape("8760,181,360", "--shape"), (Shape{8760, 181, 360}));
+  EXPECT_EQ(ParseShape("7", "--shape"), (Shape{7}));
+  EXPECT_EQ(ParseShape("", "--shape"), Shape{});
+  EXPECT_EQ(ParseShape("-3,4", "--shape"), (Shape{-3, 4}));  // ranges are the caller's
+  for (const char* bad : {"1,,2", "1,", ",1", "a", "1.5", "1 ,2", "99999999999999999999"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THROW(ParseShape(bad, "--chunks"), InvalidArgument);
+  }
+  try {
+    ParseShape("10,x", "--chunks");
+  } catch (const InvalidArgument& error) {
+    EXPECT_NE(std::string(error.what()).find("--chunks"), std::string::npos);
+    EXPECT_NE(std::string(error.what()).find("10,x"), std::string::npos);
+  }
+}
+
 TEST(Shape, CStrides) {
   EXPECT_EQ(CStrides(Shape{2, 3, 4}), (Shape{12, 4, 1}));
   EXPECT_EQ(CStrides(Shape{}), Shape{});

@@ -8,7 +8,6 @@
 #include <limits>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "tessera/core/byte_size.hpp"

@@ -30,7 +30,6 @@
 // Exit codes: 0 ok, 1 a Tessera error (batch: any job failed), 2 a usage error.
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -47,26 +46,6 @@ namespace {
 
 using tessera::Index;
 using tessera::Shape;
-
-// "" -> {} (0-d); "3,4" -> {3, 4}.
-Shape ParseShape(const std::string& text, const std::string& what) {
-  Shape shape;
-  if (text.empty()) return shape;
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ',')) {
-    try {
-      std::size_t used = 0;
-      const long long value = std::stoll(item, &used);
-      if (used != item.size()) throw std::invalid_argument(item);
-      shape.push_back(value);
-    } catch (const std::exception&) {
-      throw tessera::InvalidArgument(what + ": expected comma-separated integers, found \"" + text +
-                                     "\"");
-    }
-  }
-  return shape;
-}
 
 std::vector<std::string> SplitNames(const std::string& text) {
   std::vector<std::string> names;
@@ -163,8 +142,8 @@ struct WriteOptions {
 nlohmann::json RunWrite(const WriteOptions& options) {
   tessera::ZarrMetadata metadata;
   metadata.dtype = tessera::DType::FromName(options.dtype);
-  metadata.shape = ParseShape(options.shape, "--shape");
-  metadata.chunks = ParseShape(options.chunks, "--chunks");
+  metadata.shape = tessera::ParseShape(options.shape, "--shape");
+  metadata.chunks = tessera::ParseShape(options.chunks, "--chunks");
   if (options.codec != "none") metadata.compressor = tessera::ParseCodecSpec(options.codec);
   for (const std::string& filter : SplitNames(options.filters)) {
     metadata.filters.push_back(tessera::ParseCodecSpec(filter));
@@ -183,7 +162,7 @@ nlohmann::json RunWrite(const WriteOptions& options) {
       tessera::ZarrArray::Create(store, options.path, metadata, attributes);
 
   std::set<Index> skipped;
-  for (const Index block : ParseShape(options.skip_blocks, "--skip-blocks")) {
+  for (const Index block : tessera::ParseShape(options.skip_blocks, "--skip-blocks")) {
     skipped.insert(block);
   }
   const tessera::ChunkGrid& grid = array.grid();

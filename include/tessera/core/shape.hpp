@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tessera {
@@ -28,6 +29,10 @@ constexpr Index CeilDiv(Index a, Index b) { return a / b + (a % b != 0 ? 1 : 0);
 
 // "(10000, 1000)" — numpy's tuple notation, "()" for 0-d.
 std::string ShapeToString(std::span<const Index> shape);
+
+// Parses "8760,181,360" into {8760, 181, 360}; "" gives {} (0-d). Throws InvalidArgument
+// naming `what` (e.g. "--chunks") when an item is not an integer. Callers check ranges.
+Shape ParseShape(std::string_view text, std::string_view what);
 
 // C-order strides in elements for `shape`.
 Shape CStrides(std::span<const Index> shape);

@@ -69,8 +69,13 @@ class Codec {
   virtual std::int64_t DecodeUpTo(std::span<const std::byte> encoded,
                                   std::span<std::byte> capacity) const;
   // Largest encoded size for raw_size input bytes (for memory projections).
-  virtual std::int64_t MaxEncodedSize(std::int64_t raw_size) const = 0;
+  // Throws InvalidArgument for raw_size < 0.
+  std::int64_t MaxEncodedSize(std::int64_t raw_size) const;
   virtual const CodecConfig& config() const = 0;
+
+ protected:
+  // MaxEncodedSize for raw_size >= 0.
+  virtual std::int64_t MaxEncodedSizeOf(std::int64_t raw_size) const = 0;
 };
 
 // Throws InvalidArgument for an unknown id, cname, shuffle or out-of-range level.

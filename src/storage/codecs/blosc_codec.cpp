@@ -197,10 +197,7 @@ std::optional<std::int64_t> BloscCodec::DecodedSize(std::span<const std::byte> e
   return static_cast<std::int64_t>(nbytes);
 }
 
-std::int64_t BloscCodec::MaxEncodedSize(std::int64_t raw_size) const {
-  if (raw_size < 0) {
-    throw InvalidArgument("MaxEncodedSize needs raw_size >= 0, got " + std::to_string(raw_size));
-  }
+std::int64_t BloscCodec::MaxEncodedSizeOf(std::int64_t raw_size) const {
   return raw_size + BLOSC_MAX_OVERHEAD;
 }
 

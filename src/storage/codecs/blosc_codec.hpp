@@ -54,12 +54,12 @@ class BloscCodec final : public Codec {
   // header validation fails (cbytes beyond the frame, nbytes beyond blosc's limit).
   std::optional<std::int64_t> DecodedSize(std::span<const std::byte> encoded) const override;
 
-  // raw_size + BLOSC_MAX_OVERHEAD (blosc stores incompressible data verbatim).
-  std::int64_t MaxEncodedSize(std::int64_t raw_size) const override;
-
   const CodecConfig& config() const override { return config_; }
 
  private:
+  // raw_size + BLOSC_MAX_OVERHEAD (blosc stores incompressible data verbatim).
+  std::int64_t MaxEncodedSizeOf(std::int64_t raw_size) const override;
+
   CodecConfig config_;
 };
 

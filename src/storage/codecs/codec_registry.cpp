@@ -128,6 +128,13 @@ CodecConfig ParseCodecSpec(std::string_view text) {
   return config;
 }
 
+std::int64_t Codec::MaxEncodedSize(std::int64_t raw_size) const {
+  if (raw_size < 0) {
+    throw InvalidArgument("MaxEncodedSize needs raw_size >= 0, got " + std::to_string(raw_size));
+  }
+  return MaxEncodedSizeOf(raw_size);
+}
+
 std::int64_t Codec::DecodeUpTo(std::span<const std::byte> encoded,
                                std::span<std::byte> capacity) const {
   const std::optional<std::int64_t> size = DecodedSize(encoded);

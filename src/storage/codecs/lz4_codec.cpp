@@ -83,10 +83,7 @@ std::optional<std::int64_t> Lz4Codec::DecodedSize(std::span<const std::byte> enc
   return LoadLittleEndian32(encoded.data());
 }
 
-std::int64_t Lz4Codec::MaxEncodedSize(std::int64_t raw_size) const {
-  if (raw_size < 0) {
-    throw InvalidArgument("MaxEncodedSize needs raw_size >= 0, got " + std::to_string(raw_size));
-  }
+std::int64_t Lz4Codec::MaxEncodedSizeOf(std::int64_t raw_size) const {
   const auto header = static_cast<std::int64_t>(kHeaderSize);
   if (raw_size <= LZ4_MAX_INPUT_SIZE) {
     return header + LZ4_compressBound(static_cast<int>(raw_size));

@@ -33,11 +33,12 @@ class Lz4Codec final : public Codec {
   void Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const override;
   // The size header's value; nullopt when the frame is shorter than the header.
   std::optional<std::int64_t> DecodedSize(std::span<const std::byte> encoded) const override;
-  // 4 + LZ4_compressBound(raw_size).
-  std::int64_t MaxEncodedSize(std::int64_t raw_size) const override;
   const CodecConfig& config() const override { return config_; }
 
  private:
+  // 4 + LZ4_compressBound(raw_size).
+  std::int64_t MaxEncodedSizeOf(std::int64_t raw_size) const override;
+
   CodecConfig config_;
 };
 

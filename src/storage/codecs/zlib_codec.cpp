@@ -185,10 +185,7 @@ std::optional<std::int64_t> ZlibCodec::DecodedSize(std::span<const std::byte> en
   return LoadLittleEndian32(encoded.data() + encoded.size() - kLittleEndian32Bytes);
 }
 
-std::int64_t ZlibCodec::MaxEncodedSize(std::int64_t raw_size) const {
-  if (raw_size < 0) {
-    throw InvalidArgument("MaxEncodedSize needs raw_size >= 0, got " + std::to_string(raw_size));
-  }
+std::int64_t ZlibCodec::MaxEncodedSizeOf(std::int64_t raw_size) const {
   const auto bound = static_cast<std::int64_t>(compressBound(static_cast<uLong>(raw_size)));
   return window_bits_ == kGzipWindowBits ? bound + kGzipExtraBytes : bound;
 }

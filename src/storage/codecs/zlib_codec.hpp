@@ -39,11 +39,12 @@ class ZlibCodec final : public Codec {
   // more than capacity.size() is a FormatError, found without writing past it.
   std::int64_t DecodeUpTo(std::span<const std::byte> encoded,
                           std::span<std::byte> capacity) const override;
-  // compressBound(raw_size), plus the gzip container's extra header and trailer bytes.
-  std::int64_t MaxEncodedSize(std::int64_t raw_size) const override;
   const CodecConfig& config() const override { return config_; }
 
  private:
+  // compressBound(raw_size), plus the gzip container's extra header and trailer bytes.
+  std::int64_t MaxEncodedSizeOf(std::int64_t raw_size) const override;
+
   // Inflates `encoded` into the front of `out` and returns the decoded size.
   std::int64_t Inflate(std::span<const std::byte> encoded, std::span<std::byte> out) const;
 

@@ -19,8 +19,7 @@ struct DCtxDeleter {
 
 // One decompression context per thread: its size does not depend on the data (single-pass
 // decoding into the caller's buffer needs no window buffer), so keeping it costs little and
-// saves an allocation per chunk. Compression contexts grow with the level, so Encode
-// creates one per call instead of holding the largest ever used.
+// saves an allocation per chunk.
 ZSTD_DCtx* ThreadDecompressionContext() {
   thread_local std::unique_ptr<ZSTD_DCtx, DCtxDeleter> context(ZSTD_createDCtx());
   if (context == nullptr) throw std::bad_alloc();
@@ -30,6 +29,16 @@ ZSTD_DCtx* ThreadDecompressionContext() {
 struct CCtxDeleter {
   void operator()(ZSTD_CCtx* context) const { ZSTD_freeCCtx(context); }
 };
+
+// One compression context per thread, reused across chunks. Its workspace grows with the
+// level used; zstd shrinks a workspace that stays oversized for a while, and
+// ZSTD_compressCCtx resets the parameters on every call, so output does not depend on
+// what the context compressed before.
+ZSTD_CCtx* ThreadCompressionContext() {
+  thread_local std::unique_ptr<ZSTD_CCtx, CCtxDeleter> context(ZSTD_createCCtx());
+  if (context == nullptr) throw std::bad_alloc();
+  return context.get();
+}
 
 }  // namespace
 
@@ -44,11 +53,9 @@ ZstdCodec::ZstdCodec(const CodecConfig& config) : config_(config) {
 void ZstdCodec::EncodeInto(std::span<const std::byte> raw, std::int64_t /*itemsize*/,
                            Buffer& encoded) const {
   encoded.ResizeUninitialized(MaxEncodedSize(static_cast<std::int64_t>(raw.size())));
-  std::unique_ptr<ZSTD_CCtx, CCtxDeleter> context(ZSTD_createCCtx());
-  if (context == nullptr) throw std::bad_alloc();
-  const std::size_t written =
-      ZSTD_compressCCtx(context.get(), encoded.data(), static_cast<std::size_t>(encoded.size()),
-                        raw.data(), raw.size(), config_.level);
+  const std::size_t written = ZSTD_compressCCtx(ThreadCompressionContext(), encoded.data(),
+                                                static_cast<std::size_t>(encoded.size()),
+                                                raw.data(), raw.size(), config_.level);
   if (ZSTD_isError(written) != 0) {
     throw Error("zstd compression of " + std::to_string(raw.size()) +
                 " bytes failed: " + ZSTD_getErrorName(written));
@@ -97,10 +104,7 @@ std::optional<std::int64_t> ZstdCodec::DecodedSize(std::span<const std::byte> en
   return static_cast<std::int64_t>(content_size);
 }
 
-std::int64_t ZstdCodec::MaxEncodedSize(std::int64_t raw_size) const {
-  if (raw_size < 0) {
-    throw InvalidArgument("MaxEncodedSize needs raw_size >= 0, got " + std::to_string(raw_size));
-  }
+std::int64_t ZstdCodec::MaxEncodedSizeOf(std::int64_t raw_size) const {
   return static_cast<std::int64_t>(ZSTD_compressBound(static_cast<std::size_t>(raw_size)));
 }
 

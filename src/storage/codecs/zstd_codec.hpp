@@ -35,11 +35,12 @@ class ZstdCodec final : public Codec {
   // The frame header's content size; nullopt when the frame does not record one or does
   // not start with a valid frame header.
   std::optional<std::int64_t> DecodedSize(std::span<const std::byte> encoded) const override;
-  // ZSTD_compressBound(raw_size).
-  std::int64_t MaxEncodedSize(std::int64_t raw_size) const override;
   const CodecConfig& config() const override { return config_; }
 
  private:
+  // ZSTD_compressBound(raw_size).
+  std::int64_t MaxEncodedSizeOf(std::int64_t raw_size) const override;
+
   CodecConfig config_;
 };
 
