@@ -26,6 +26,7 @@ using nlohmann::ordered_json;
 
 // Everything `info` reports about one array.
 struct ArraySummary {
+  std::string name;   // the array's path inside the store ("" for the root)
   std::string where;  // the array's directory, for display
   ZarrMetadata metadata;
   ZarrAttributes attributes;
@@ -39,12 +40,20 @@ struct ArraySummary {
   std::optional<double> compression_ratio;
 };
 
-ArraySummary SummarizeArray(const std::shared_ptr<DirectoryStore>& store, const std::string& path) {
-  const ZarrArray array = ZarrArray::Open(store, path);
+// What a group listing shows of an array: its name, metadata and attributes.
+ArraySummary DescribeArray(const ZarrArray& array, const Store& store, const std::string& path) {
   ArraySummary summary;
-  summary.where = path.empty() ? store->Describe() : store->DescribeKey(path);
+  summary.name = path;
+  summary.where = path.empty() ? store.Describe() : store.DescribeKey(path);
   summary.metadata = array.metadata();
   summary.attributes = array.attributes();
+  return summary;
+}
+
+// DescribeArray plus the chunk counts and sizes `info` shows for one array.
+ArraySummary SummarizeArray(const std::shared_ptr<DirectoryStore>& store, const std::string& path) {
+  const ZarrArray array = ZarrArray::Open(store, path);
+  ArraySummary summary = DescribeArray(array, *store, path);
   summary.grid_shape = array.grid().grid_shape();
   summary.chunks_expected = array.grid().num_blocks();
   const ZarrArray::StoredChunks stored = array.CountStoredChunks();
@@ -275,15 +284,15 @@ class GroupWalker {
 };
 
 void WriteGroupText(std::ostream& out, const std::string& where,
-                    const std::vector<ArraySummary>& arrays, const std::vector<std::string>& groups,
-                    const std::vector<std::string>& array_names) {
+                    const std::vector<ArraySummary>& arrays,
+                    const std::vector<std::string>& groups) {
   out << "Zarr group " << where << '\n';
   out << "  arrays (" << arrays.size() << ")" << (arrays.empty() ? "" : ":") << '\n';
   std::size_t name_width = 0;
-  for (const std::string& name : array_names) name_width = std::max(name_width, name.size());
+  for (const ArraySummary& array : arrays) name_width = std::max(name_width, array.name.size());
   for (std::size_t member = 0; member < arrays.size(); ++member) {
     const ZarrMetadata& metadata = arrays[member].metadata;
-    out << "    " << std::left << std::setw(static_cast<int>(name_width) + 2) << array_names[member]
+    out << "    " << std::left << std::setw(static_cast<int>(name_width) + 2) << arrays[member].name
         << "shape " << ShapeToString(metadata.shape) << "  dtype " << metadata.dtype.name() << " ("
         << Typestr(metadata) << ")  chunks " << ShapeToString(metadata.chunks);
     if (!arrays[member].attributes.dimension_names.empty()) {
@@ -327,15 +336,10 @@ void InfoCommand::Run(std::ostream& out) const {
   std::vector<ArraySummary> arrays;
   arrays.reserve(members.arrays.size());
   for (const std::string& member : members.arrays) {
-    const ZarrArray array = ZarrArray::Open(store, member);
-    ArraySummary summary;
-    summary.where = store->DescribeKey(member);
-    summary.metadata = array.metadata();
-    summary.attributes = array.attributes();
-    arrays.push_back(std::move(summary));
+    arrays.push_back(DescribeArray(ZarrArray::Open(store, member), *store, member));
   }
   if (!json_) {
-    WriteGroupText(out, store->Describe(), arrays, members.groups, members.arrays);
+    WriteGroupText(out, store->Describe(), arrays, members.groups);
     return;
   }
   ordered_json json;
@@ -345,7 +349,7 @@ void InfoCommand::Run(std::ostream& out) const {
   for (std::size_t member = 0; member < arrays.size(); ++member) {
     const ZarrMetadata& metadata = arrays[member].metadata;
     ordered_json entry;
-    entry["name"] = members.arrays[member];
+    entry["name"] = arrays[member].name;
     entry["shape"] = metadata.shape;
     entry["dtype"] = std::string(metadata.dtype.name());
     entry["typestr"] = Typestr(metadata);
