@@ -1,63 +1,54 @@
 #include "tessera/core/buffer.hpp"
 
-#include <sys/mman.h>
-
-#include <cstdlib>
 #include <cstring>
-#include <new>
 #include <string>
 #include <utility>
 
+#include "buffer_pool_internal.hpp"
 #include "tessera/core/errors.hpp"
+#include "tessera/core/memory_account.hpp"
 
 namespace tessera {
-namespace {
-
-// Cache-line alignment: lets SIMD codecs and kernels use aligned loads.
-constexpr std::size_t kAlignment = 64;
-// Buffers of at least 4 MiB (a typical chunk) are aligned to 2 MiB and asked to be
-// backed by transparent huge pages. First-touch page faults otherwise dominate chunk
-// I/O: touching 800 MB of fresh 4 KiB pages took 3-4 s on the machines we measure
-// on, 0.1 s with huge pages (numpy does the same for its large arrays).
-constexpr std::size_t kHugePageSize = std::size_t{2} << 20;
-constexpr std::size_t kHugePageThreshold = std::size_t{4} << 20;
-
-std::byte* Allocate(std::int64_t size) {
-  if (size == 0) return nullptr;
-  const std::size_t bytes = static_cast<std::size_t>(size);
-  const std::size_t alignment = bytes >= kHugePageThreshold ? kHugePageSize : kAlignment;
-  const std::size_t rounded = (bytes + alignment - 1) / alignment * alignment;
-  void* memory = std::aligned_alloc(alignment, rounded);
-  if (memory == nullptr) throw std::bad_alloc();
-  if (alignment == kHugePageSize) {
-    // Advice only: without THP support the call fails harmlessly.
-    madvise(memory, rounded, MADV_HUGEPAGE);
-  }
-  return static_cast<std::byte*>(memory);
-}
-
-}  // namespace
 
 Buffer::Buffer(std::int64_t size) {
   if (size < 0) throw InvalidArgument("Buffer size must be >= 0, got " + std::to_string(size));
-  data_ = Allocate(size);
+  if (size == 0) return;
+  const internal::BufferBlock block = internal::AllocateBufferBlock(size);
+  data_ = block.data;
   size_ = size;
   capacity_ = size;
+  block_bytes_ = block.bytes;
+  account_ = CurrentMemoryAccount();
+  if (account_) account_->Charge(capacity_);
 }
 
-Buffer::~Buffer() { std::free(data_); }
+Buffer::~Buffer() { Reset(); }
+
+void Buffer::Reset() noexcept {
+  if (data_ != nullptr) internal::FreeBufferBlock({data_, block_bytes_});
+  if (account_) account_->Credit(capacity_);
+  data_ = nullptr;
+  size_ = 0;
+  capacity_ = 0;
+  block_bytes_ = 0;
+  account_.reset();
+}
 
 Buffer::Buffer(Buffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
-      capacity_(std::exchange(other.capacity_, 0)) {}
+      capacity_(std::exchange(other.capacity_, 0)),
+      block_bytes_(std::exchange(other.block_bytes_, 0)),
+      account_(std::move(other.account_)) {}
 
 Buffer& Buffer::operator=(Buffer&& other) noexcept {
   if (this != &other) {
-    std::free(data_);
+    Reset();
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
     capacity_ = std::exchange(other.capacity_, 0);
+    block_bytes_ = std::exchange(other.block_bytes_, 0);
+    account_ = std::move(other.account_);
   }
   return *this;
 }
@@ -82,7 +73,12 @@ void Buffer::ResizeUninitialized(std::int64_t new_size) {
   if (new_size < 0) {
     throw InvalidArgument("Buffer size must be >= 0, got " + std::to_string(new_size));
   }
-  if (new_size > capacity_) *this = Buffer(new_size);
+  if (new_size > capacity_) {
+    // Free first: the contents need not survive, so the old and new allocations are
+    // never held together (and the old block may come straight back from the pool).
+    Reset();
+    *this = Buffer(new_size);
+  }
   size_ = new_size;
 }
 

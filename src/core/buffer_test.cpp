@@ -4,8 +4,12 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <thread>
+#include <utility>
 
 #include "tessera/core/errors.hpp"
+#include "tessera/core/memory_account.hpp"
 
 namespace tessera {
 namespace {
@@ -40,6 +44,149 @@ TEST(Buffer, CopyAndTruncate) {
   EXPECT_THROW(clone.Truncate(4), InvalidArgument);
   EXPECT_THROW(Buffer(-1), InvalidArgument);
   EXPECT_TRUE(Buffer(0).empty());
+}
+
+TEST(BufferAccounting, ChargesTheCurrentAccountWithItsCapacity) {
+  auto account = std::make_shared<MemoryAccount>();
+  {
+    ScopedMemoryAccount scope(account);
+    Buffer a(1000);
+    Buffer b(24);
+    Buffer none(0);
+    EXPECT_EQ(account->live_bytes(), 1024);
+    a.Truncate(10);  // the capacity is what is held
+    EXPECT_EQ(account->live_bytes(), 1024);
+  }
+  EXPECT_EQ(account->live_bytes(), 0);
+  EXPECT_EQ(account->peak_bytes(), 1024);
+}
+
+TEST(BufferAccounting, ChargesNobodyOutsideAScope) {
+  auto account = std::make_shared<MemoryAccount>();
+  Buffer outside(100);
+  {
+    ScopedMemoryAccount scope(account);
+    Buffer inside(10);
+    outside = Buffer();  // freeing a Buffer charged to nobody credits nobody
+  }
+  EXPECT_EQ(account->live_bytes(), 0);
+  EXPECT_EQ(account->peak_bytes(), 10);
+}
+
+TEST(BufferAccounting, NestedScopesChargeTheInnermostAccount) {
+  auto outer = std::make_shared<MemoryAccount>();
+  auto inner = std::make_shared<MemoryAccount>();
+  ScopedMemoryAccount outer_scope(outer);
+  Buffer a(100);
+  {
+    ScopedMemoryAccount inner_scope(inner);
+    Buffer b(30);
+    EXPECT_EQ(inner->live_bytes(), 30);
+    EXPECT_EQ(outer->live_bytes(), 100);
+    a = Buffer();  // credited to the account it was charged to, not the current one
+    EXPECT_EQ(outer->live_bytes(), 0);
+    EXPECT_EQ(inner->live_bytes(), 30);
+  }
+  EXPECT_EQ(inner->live_bytes(), 0);
+  EXPECT_EQ(inner->peak_bytes(), 30);
+  EXPECT_EQ(outer->peak_bytes(), 100);
+}
+
+TEST(BufferAccounting, FreeingOnAnotherThreadCreditsTheAllocatingAccount) {
+  auto account = std::make_shared<MemoryAccount>();
+  Buffer buffer;
+  {
+    ScopedMemoryAccount scope(account);
+    buffer = Buffer(4096);
+  }
+  std::thread([moved = std::move(buffer)]() mutable { moved = Buffer(); }).join();
+  EXPECT_EQ(account->live_bytes(), 0);
+  EXPECT_EQ(account->peak_bytes(), 4096);
+}
+
+TEST(BufferAccounting, TheChargeOutlivesTheScopeAndTheAccountHandle) {
+  std::weak_ptr<MemoryAccount> weak;
+  Buffer survivor;
+  {
+    auto account = std::make_shared<MemoryAccount>();
+    weak = account;
+    ScopedMemoryAccount scope(account);
+    survivor = Buffer(64);
+  }
+  ASSERT_FALSE(weak.expired());  // the Buffer keeps its account alive
+  EXPECT_EQ(weak.lock()->live_bytes(), 64);
+  survivor = Buffer();
+  EXPECT_TRUE(weak.expired());
+}
+
+TEST(BufferAccounting, MovesCarryTheCharge) {
+  auto first = std::make_shared<MemoryAccount>();
+  auto second = std::make_shared<MemoryAccount>();
+  Buffer a;
+  Buffer b;
+  {
+    ScopedMemoryAccount scope(first);
+    a = Buffer(100);
+  }
+  {
+    ScopedMemoryAccount scope(second);
+    b = Buffer(7);
+  }
+  Buffer c(std::move(a));  // move construction: still charged to `first`
+  EXPECT_EQ(first->live_bytes(), 100);
+  b = std::move(c);  // move assignment over an owned Buffer credits its account
+  EXPECT_EQ(second->live_bytes(), 0);
+  EXPECT_EQ(first->live_bytes(), 100);
+  Buffer& self = b;
+  b = std::move(self);  // self-move keeps the charge
+  EXPECT_EQ(first->live_bytes(), 100);
+  b = Buffer();
+  EXPECT_EQ(first->live_bytes(), 0);
+  EXPECT_EQ(first->peak_bytes(), 100);
+  EXPECT_EQ(second->peak_bytes(), 7);
+}
+
+TEST(BufferAccounting, ResizeReallocatesOnlyToGrow) {
+  auto first = std::make_shared<MemoryAccount>();
+  auto second = std::make_shared<MemoryAccount>();
+  Buffer buffer;
+  {
+    ScopedMemoryAccount scope(first);
+    buffer.ResizeUninitialized(100);
+    EXPECT_EQ(first->live_bytes(), 100);
+    buffer.ResizeUninitialized(40);  // fits: no reallocation, same charge
+    EXPECT_EQ(buffer.size(), 40);
+    EXPECT_EQ(buffer.capacity(), 100);
+    EXPECT_EQ(first->live_bytes(), 100);
+    buffer.ResizeUninitialized(300);  // grows: the old block is credited first
+    EXPECT_EQ(first->live_bytes(), 300);
+    EXPECT_EQ(first->peak_bytes(), 300);
+  }
+  {
+    ScopedMemoryAccount scope(second);
+    buffer.ResizeUninitialized(500);  // the new block is charged to the current account
+  }
+  EXPECT_EQ(first->live_bytes(), 0);
+  EXPECT_EQ(second->live_bytes(), 500);
+  EXPECT_EQ(buffer.capacity(), 500);
+  buffer = Buffer();
+  EXPECT_EQ(second->live_bytes(), 0);
+  EXPECT_THROW(buffer.ResizeUninitialized(-1), InvalidArgument);
+}
+
+TEST(BufferAccounting, ClonesAreChargedToTheCloningAccount) {
+  Buffer original(50);
+  auto account = std::make_shared<MemoryAccount>();
+  ScopedMemoryAccount scope(account);
+  Buffer clone = original.Clone();
+  EXPECT_EQ(account->live_bytes(), 50);
+}
+
+TEST(Buffer, LargeBuffersAreHugePageAligned) {
+  Buffer large(std::int64_t{4} << 20);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(large.data()) % (std::uintptr_t{2} << 20), 0u);
+  Buffer medium((std::int64_t{1} << 20) + 3);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(medium.data()) % 64, 0u);
 }
 
 }  // namespace

@@ -4,13 +4,22 @@
 // into another. Allocation does not touch the pages (no zero fill), because fresh
 // memory is expensive and every chunk byte is overwritten anyway. Move-only; use
 // Clone() for a deep copy. Not thread-safe to mutate concurrently.
+//
+// Accounting: an allocation is charged, with its capacity, to the MemoryAccount current
+// on the allocating thread (memory_account.hpp), and credited to that same account when
+// the Buffer frees or reallocates it, on whichever thread. Moves carry the charge along.
+// Blocks of 1 MiB or more come from and go back to the buffer pool (buffer_pool.hpp);
+// a pooled block is charged exactly like a fresh one.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 
 namespace tessera {
+
+class MemoryAccount;
 
 class Buffer {
  public:
@@ -40,14 +49,22 @@ class Buffer {
   // Shrinks the visible size to `new_size` <= capacity without reallocating.
   void Truncate(std::int64_t new_size);
   // Makes the size `new_size`, reusing the allocation when it is large enough;
-  // otherwise allocates anew. Contents are unspecified afterwards (uninitialized).
+  // otherwise frees it and allocates anew (charged to the current account). Contents
+  // are unspecified afterwards (uninitialized). If the new allocation throws, the
+  // Buffer is left empty.
   void ResizeUninitialized(std::int64_t new_size);
+  // The bytes usable without reallocating, and the bytes charged to the account.
   std::int64_t capacity() const { return capacity_; }
 
  private:
+  // Frees (or pools) the allocation and credits its account; leaves the Buffer empty.
+  void Reset() noexcept;
+
   std::byte* data_ = nullptr;
   std::int64_t size_ = 0;
   std::int64_t capacity_ = 0;
+  std::int64_t block_bytes_ = 0;            // bytes really allocated (>= capacity_)
+  std::shared_ptr<MemoryAccount> account_;  // charged capacity_; null when none
 };
 
 }  // namespace tessera

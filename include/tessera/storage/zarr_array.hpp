@@ -79,12 +79,23 @@ class ZarrArray {
   // Writes every block of `data` (shape and dtype must match) in parallel.
   void Write(const NDArray& data, int max_threads = 0) const;
 
+  // Memory the calls above hold besides their result, for memory projections (each
+  // figure is exact for this implementation: every buffer is a tessera::Buffer).
+  // ReadRegion(region, 1) when no chunk it reads is stored in more than
+  // `max_stored_chunk` bytes (see MaxStoredChunkBytes; 0 for "none is stored"):
+  std::int64_t ReadRegionScratchBytes(const Region& region, std::int64_t max_stored_chunk) const;
+  // WriteBlock(block) / WriteBlockFrom(block):
+  std::int64_t WriteBlockScratchBytes(std::span<const Index> block) const;
+  // The largest stored size any valid chunk of this array may have (reads refuse more).
+  std::int64_t MaxStoredChunkBytes() const;
+
   // Stored (encoded) size of a block's chunk; nullopt when not written.
   std::optional<std::int64_t> StoredChunkSize(std::span<const Index> block) const;
-  // Number of chunks present in the store, and their total stored bytes.
+  // Number of chunks present in the store, their total and largest stored bytes.
   struct StoredChunks {
     Index count = 0;
     std::int64_t bytes = 0;
+    std::int64_t largest = 0;
   };
   StoredChunks CountStoredChunks() const;
 

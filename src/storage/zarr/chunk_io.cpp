@@ -165,6 +165,48 @@ void ChunkIo::WriteFrom(std::span<const Index> block, const std::byte* src,
   store_.Set(Key(block), raw);
 }
 
+void ChunkIo::ScratchBytes::Grow(const ScratchBytes& other) {
+  stored = std::max(stored, other.stored);
+  decoded = std::max(decoded, other.decoded);
+  stages[0] = std::max(stages[0], other.stages[0]);
+  stages[1] = std::max(stages[1], other.stages[1]);
+}
+
+ChunkIo::ScratchBytes ChunkIo::ReadScratch(const Region& box, bool dst_contiguous,
+                                           Index stored_size) const {
+  // Mirrors ReadPart and DecodeInto.
+  ScratchBytes bytes;
+  const bool direct =
+      dst_contiguous && box.shape == layout_.chunk_shape && layout_.MemoryOrderIsC();
+  if (decoders_.empty()) {
+    bytes.stored = direct ? 0 : chunk_nbytes_;
+    return bytes;
+  }
+  bytes.stored = stored_size;
+  if (!direct) bytes.decoded = chunk_nbytes_;
+  for (std::size_t stage = 0; stage + 1 < decoders_.size(); ++stage) {
+    Index& slot = bytes.stages[stage % 2];
+    slot = std::max(slot, decoded_limits_[stage]);
+  }
+  return bytes;
+}
+
+ChunkIo::ScratchBytes ChunkIo::WriteScratch(std::span<const Index> block,
+                                            bool src_contiguous) const {
+  // Mirrors WriteFrom.
+  ScratchBytes bytes;
+  const Shape block_shape = grid_.BlockShape(block);
+  if (!(src_contiguous && layout_.IsIdentityFor(block_shape))) bytes.decoded = chunk_nbytes_;
+  std::int64_t raw = chunk_nbytes_;
+  for (std::size_t index = 0; index < filters_.size(); ++index) {
+    raw = filters_[index]->MaxEncodedSize(raw);
+    Index& slot = bytes.stages[index % 2];
+    slot = std::max(slot, raw);
+  }
+  if (compressor_ != nullptr) bytes.stored = compressor_->MaxEncodedSize(raw);
+  return bytes;
+}
+
 std::string ChunkIo::DescribeStage(std::size_t stage) const {
   const Codec& codec = *decoders_[stage];
   if (compressor_ != nullptr && stage == 0) return "compressor " + DescribeCodec(codec.config());

@@ -103,6 +103,25 @@ class ChunkIo {
                  std::span<const Index> src_strides, bool src_contiguous,
                  ChunkScratch& scratch) const;
 
+  // Scratch bytes ReadPart holds besides `dst` when it reads `box` of a chunk stored in
+  // `stored_size` bytes: the stored copy (none for an uncompressed chunk read whole into
+  // place), the decoded chunk when the box is not read whole into place, and the
+  // intermediates of a filter pipeline. Buffers of one scratch are reused, so reading
+  // several chunks with one scratch holds the largest of each.
+  struct ScratchBytes {
+    Index stored = 0;
+    Index decoded = 0;
+    std::array<Index, 2> stages{};
+    Index Total() const { return stored + decoded + stages[0] + stages[1]; }
+    void Grow(const ScratchBytes& other);
+  };
+  ScratchBytes ReadScratch(const Region& box, bool dst_contiguous, Index stored_size) const;
+  // Scratch bytes WriteFrom holds besides the block: the chunk gathered from the block
+  // (edge blocks, F order, byte swaps), the filters' outputs and the compressor's.
+  ScratchBytes WriteScratch(std::span<const Index> block, bool src_contiguous) const;
+  // The largest stored size a valid chunk may have (what reads allow).
+  Index max_stored_bytes() const { return max_stored_bytes_; }
+
   std::span<const std::byte> FillNative() const {
     return std::span(fill_native_).first(static_cast<std::size_t>(layout_.itemsize));
   }

@@ -365,9 +365,57 @@ ZarrArray::StoredChunks ZarrArray::CountStoredChunks() const {
     if (const std::optional<std::int64_t> size = store_->SizeOf(key)) {
       ++result.count;
       result.bytes += *size;
+      result.largest = std::max(result.largest, *size);
     }
   }
   return result;
+}
+
+std::int64_t ZarrArray::ReadRegionScratchBytes(const Region& region,
+                                               std::int64_t max_stored_chunk) const {
+  CheckRegion(region, metadata_.shape);
+  const ChunkIo io(*store_, path_, metadata_, grid_, compressor_.get(), filters_);
+  ChunkIo::ScratchBytes held;
+  if (ShapeSize(region.shape) == 0) return 0;
+  // The same walk as ReadRegion: every block the region touches, and its box.
+  const std::size_t ndim = region.shape.size();
+  Shape first_block(ndim);
+  Shape block_counts(ndim);
+  for (std::size_t dim = 0; dim < ndim; ++dim) {
+    const Index chunk = metadata_.chunks[dim];
+    first_block[dim] = region.start[dim] / chunk;
+    block_counts[dim] = (region.start[dim] + region.shape[dim] - 1) / chunk - first_block[dim] + 1;
+  }
+  const Index stored = std::min(max_stored_chunk, io.max_stored_bytes());
+  for (Index linear = 0, count = ShapeSize(block_counts); linear < count; ++linear) {
+    Index rest = linear;
+    Shape block(ndim);
+    for (std::size_t dim = ndim; dim-- > 0;) {
+      block[dim] = first_block[dim] + rest % block_counts[dim];
+      rest /= block_counts[dim];
+    }
+    const Region block_region = grid_.BlockRegion(block);
+    Region box{Shape(ndim), Shape(ndim)};
+    for (std::size_t dim = 0; dim < ndim; ++dim) {
+      const Index begin = std::max(block_region.start[dim], region.start[dim]);
+      const Index end = std::min(block_region.start[dim] + block_region.shape[dim],
+                                 region.start[dim] + region.shape[dim]);
+      box.start[dim] = begin - block_region.start[dim];
+      box.shape[dim] = end - begin;
+    }
+    held.Grow(io.ReadScratch(box, IsContiguousIn(region.shape, box.shape), stored));
+  }
+  return held.Total();
+}
+
+std::int64_t ZarrArray::WriteBlockScratchBytes(std::span<const Index> block) const {
+  grid_.CheckBlock(block);
+  const ChunkIo io(*store_, path_, metadata_, grid_, compressor_.get(), filters_);
+  return io.WriteScratch(block, /*src_contiguous=*/true).Total();
+}
+
+std::int64_t ZarrArray::MaxStoredChunkBytes() const {
+  return ChunkIo(*store_, path_, metadata_, grid_, compressor_.get(), filters_).max_stored_bytes();
 }
 
 void CreateZarrGroup(Store& store, std::string_view path) {

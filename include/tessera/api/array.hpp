@@ -1,0 +1,84 @@
+// Array: a lazy N-dimensional array — a handle on a node of the plan DAG and the Spec
+// it will run under. Building arrays runs nothing and never throws for memory; only
+// planning (plan(), compute(), to_zarr()) does.
+//
+//   tessera::Spec spec = tessera::Spec::from({{"allowed_mem", "400MB"}});
+//   tessera::Array t2 = tessera::from_zarr("era5.zarr/t2m", spec);
+//   tessera::Array c = t2 - 273.15;                 // lazy
+//   tessera::FinalizedPlan p = c.plan();            // memory proven here
+//   tessera::NDArray values = c.compute();          // runs
+//   c.to_zarr("celsius.zarr");                      // runs, writes atomically
+//
+// Copies are cheap and share the node. Thread-compatible: distinct Arrays may be used
+// from distinct threads; computing runs its own threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/core/ndarray.hpp"
+#include "tessera/core/spec.hpp"
+#include "tessera/exec/executor.hpp"
+#include "tessera/plan/finalized_plan.hpp"
+#include "tessera/plan/node.hpp"
+#include "tessera/plan/plan_options.hpp"
+
+namespace tessera {
+
+// How compute() and to_zarr() plan and run.
+struct ComputeOptions {
+  PlanOptions plan;
+  ExecuteOptions execute;
+  // When set, receives what ran: per op projected vs measured memory, every task.
+  ExecutionReport* report = nullptr;
+};
+
+struct ToZarrOptions {
+  std::optional<CodecConfig> compressor = ParseCodecSpec("blosc-lz4");  // nullopt: raw
+  std::vector<std::string> dimension_names;  // xarray's _ARRAY_DIMENSIONS
+  bool resume = false;     // keep chunks an interrupted run of the same array wrote
+  bool overwrite = true;   // replace an existing array at the target
+  ComputeOptions compute;
+};
+
+class Array {
+ public:
+  Array(NodePtr node, Spec spec);
+
+  const Shape& shape() const { return node_->shape(); }
+  const Shape& chunks() const { return node_->chunks(); }
+  DType dtype() const { return node_->dtype(); }
+  int ndim() const { return node_->ndim(); }
+  Index size() const { return node_->size(); }
+  std::int64_t nbytes() const { return node_->nbytes(); }
+  const Spec& spec() const { return spec_; }
+  const std::string& name() const { return node_->name(); }
+  const NodePtr& node() const { return node_; }
+
+  Array astype(DType dtype) const;
+
+  // Plans (throws MemoryBudgetError when a task would not fit) and runs nothing.
+  FinalizedPlan plan(const PlanOptions& options = {}) const;
+  // Plans, runs, returns the values.
+  NDArray compute(const ComputeOptions& options = {}) const;
+  // Plans, runs, writes a Zarr v2 array at directory `path` (readable by zarr-python
+  // and xarray) — into "<path>.partial" first, moved into place when complete.
+  void to_zarr(const std::string& path, const ToZarrOptions& options = {}) const;
+  // The same, into `store` at `path` (written in place).
+  void to_zarr(std::shared_ptr<Store> store, const std::string& path,
+               const ToZarrOptions& options = {}) const;
+
+ private:
+  NodePtr node_;
+  Spec spec_;
+};
+
+// One plan for several arrays (their shared inputs are computed once).
+FinalizedPlan plan(const std::vector<Array>& outputs, const PlanOptions& options = {});
+std::vector<NDArray> compute(const std::vector<Array>& outputs,
+                             const ComputeOptions& options = {});
+
+}  // namespace tessera

@@ -1,0 +1,71 @@
+// ExecutableOp: the face one op of a finalized plan shows to an executor.
+//
+// An executor runs a plan it did not build: for each op, in the plan's order, it
+// calls Prepare() once, runs every task (RunTask(t) for t in [0, num_tasks()),
+// skipping those IsTaskDone(t) reports when resuming), then Commit() once, and
+// Release()s an op's output as soon as every op that reads it has committed.
+// RunTask may be called concurrently for different tasks and again for the same task
+// after a failure (a task is idempotent: it overwrites its own output block). All
+// Tessera memory a task holds is allocated in Buffers on the calling thread, so an
+// executor measures it with a ScopedMemoryAccount around RunTask.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/core/dtype.hpp"
+#include "tessera/core/shape.hpp"
+
+namespace tessera {
+
+// Where an op's output lives while later ops read it.
+enum class Tier {
+  kNone,      // nothing is stored (a source, or an output streamed to its consumer)
+  kResult,    // the in-memory result of compute()
+  kTarget,    // the user's Zarr target (to_zarr)
+  kMemory,    // an intermediate in RAM
+  kDisk,      // an intermediate on local disk (work_dir)
+};
+std::string_view TierName(Tier tier);  // "none", "result", "target", "memory", "disk"
+
+// What the plan knows of one op (FinalizedPlan::ops()).
+struct OpInfo {
+  std::string name;                  // unique in the plan, e.g. "add-7"
+  std::string kind;                  // "elementwise", "map_blocks", "generate", "rechunk", ...
+  std::vector<std::string> fused;    // names of the ops fused into this one, inputs first
+  Shape shape;
+  Shape chunks;
+  DType dtype = float64;
+  std::int64_t num_tasks = 0;
+  std::int64_t projected_mem = 0;    // largest task projection, reserved_mem included
+  Tier tier = Tier::kNone;           // where its output goes
+  int concurrency = 1;               // tasks that may run at once under total_mem
+  std::vector<int> inputs;           // indices (in FinalizedPlan::ops()) of ops it reads
+};
+
+class ExecutableOp {
+ public:
+  virtual ~ExecutableOp() = default;
+
+  virtual const OpInfo& info() const = 0;
+  // The projection of one task (<= info().projected_mem), for admission by memory.
+  virtual std::int64_t projected_mem(std::int64_t task) const = 0;
+  // "block (1, 2)": names a task in messages.
+  virtual std::string DescribeTask(std::int64_t task) const = 0;
+
+  // Creates the op's output (store, array metadata). Called once, before any task.
+  virtual void Prepare() = 0;
+  // True when a previous, interrupted run already wrote this task's output (resume).
+  virtual bool IsTaskDone(std::int64_t task) const = 0;
+  // Computes and stores one task's output. Throws on failure.
+  virtual void RunTask(std::int64_t task) const = 0;
+  // After every task succeeded: makes the output visible (e.g. moves a Zarr target
+  // into place).
+  virtual void Commit() = 0;
+  // The output is no longer needed by any later op: frees an intermediate. No-op for
+  // results and targets.
+  virtual void Release() = 0;
+};
+
+}  // namespace tessera

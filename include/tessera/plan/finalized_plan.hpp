@@ -1,0 +1,68 @@
+// FinalizedPlan: a plan pruned to what its outputs need, fused, projected and checked
+// against allowed_mem — everything known before anything runs (API.md).
+//
+//   tessera::FinalizedPlan plan = tessera::Finalize({{y.node()}}, spec);  // or tessera::plan()
+//   plan.max_projected_mem();      // largest task projection, reserved_mem included
+//   std::cout << plan.summary();   // per op: kind, tasks, projected memory, fused members
+//   plan.to_dot();                 // Graphviz
+//
+// Finalize throws MemoryBudgetError when a task of any op projects above allowed_mem:
+//   Projected blockwise memory (96) exceeds allowed_mem (60), including reserved_mem (0),
+//   in op "add-3" (elementwise, 4 tasks); the smallest allowed_mem that would run it is 96
+// A FinalizedPlan is run once (its ops write their outputs); copies share that state.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/core/ndarray.hpp"
+#include "tessera/core/spec.hpp"
+#include "tessera/plan/executable_op.hpp"
+#include "tessera/plan/node.hpp"
+#include "tessera/plan/plan_options.hpp"
+
+namespace tessera {
+
+// One array a plan produces: into memory (compute) or into Zarr (to_zarr).
+struct PlanOutput {
+  NodePtr node;
+  std::optional<ZarrTarget> target;  // nullopt: an in-memory result
+};
+
+class FinalizedPlan {
+ public:
+  struct State;
+  explicit FinalizedPlan(std::shared_ptr<State> state);
+
+  std::int64_t max_projected_mem() const;
+  // The smallest allowed_mem under which this plan, as fused, passes the check: its
+  // largest task projection.
+  std::int64_t required_allowed_mem() const;
+  std::int64_t num_tasks() const;
+  const std::vector<OpInfo>& ops() const;
+  const Spec& spec() const;
+  std::string to_dot() const;
+  // A table a person reads: per op its kind, tasks, projected memory, where its output
+  // goes, fused members; then the totals.
+  std::string summary() const;
+
+  // For executors.
+  const std::vector<std::shared_ptr<ExecutableOp>>& executable_ops() const;
+  // The in-memory result of output `index` (nullopt-like empty NDArray for Zarr
+  // outputs), after a run. Moves it out: call once.
+  NDArray TakeResult(std::size_t index);
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+// Prunes the DAG to what `outputs` need, fuses (PlanOptions), chooses where
+// intermediates live, projects every task and checks it against spec.allowed_mem.
+// Throws InvalidArgument for an invalid spec, MemoryBudgetError as above.
+FinalizedPlan Finalize(const std::vector<PlanOutput>& outputs, const Spec& spec,
+                       const PlanOptions& options = {});
+
+}  // namespace tessera

@@ -1,0 +1,138 @@
+// Node: one array of the lazy plan DAG — what it is (shape, chunks, dtype), which op
+// produces it from which input nodes. Nodes are immutable and shared (NodePtr); an
+// Array (api/) is a handle on one. Building nodes validates shapes and dtypes
+// (InvalidArgument) but never reads data and never checks memory: that happens when
+// a plan is finalized (plan/planner.hpp).
+//
+//   NodePtr t2 = MakeZarrSource(store, "t2m");        // reads only .zarray
+//   NodePtr k  = MakeConstant({}, Scalar(273.15), float32, {});
+//   NodePtr d  = MakeBinary("subtract", t2, k);       // broadcasting + type promotion
+//   NodePtr e  = MakeUnary("exp", d);
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/core/chunk_grid.hpp"
+#include "tessera/core/dtype.hpp"
+#include "tessera/core/ndarray.hpp"
+#include "tessera/core/scalar.hpp"
+#include "tessera/core/shape.hpp"
+
+namespace tessera {
+
+class Store;
+class ZarrArray;
+
+enum class NodeKind {
+  kZarr,       // a stored Zarr array (from_zarr)
+  kInMemory,   // an NDArray given by the user (asarray)
+  kConstant,   // full / ones / zeros: one value everywhere
+  kArange,     // start + step * i (1-d)
+  kRandom,     // counter-based uniform [0, 1)
+  kUnary,      // elementwise f(x)
+  kBinary,     // elementwise f(x, y) on operands of one dtype
+  kWhere,      // elementwise condition ? x : y
+  kAsType,     // elementwise cast
+  kBroadcast,  // x seen with a larger shape (stride 0 along broadcast dimensions)
+  kMapBlocks,  // a user's C++ function of whole blocks
+};
+
+// Is the node computed element by element from its inputs (fusable tile by tile)?
+bool IsElementwise(NodeKind kind);
+// Is the node's value a function of the element index only (needs no input)?
+bool IsGenerator(NodeKind kind);
+// Is the node's value held in memory or storage already (no task computes it)?
+bool IsSource(NodeKind kind);
+
+// Where map_blocks' function is: the output block's index and region.
+struct BlockInfo {
+  Shape block_index;
+  Region region;
+};
+// A user kernel: the output block from the input blocks (one per input, each the
+// block with the same index). Must return an NDArray of the output block's shape and
+// the declared dtype. Called concurrently for different blocks.
+using BlockFunction = std::function<NDArray(std::span<const NDArray> inputs, const BlockInfo&)>;
+
+struct NodeDetail;  // what the kind needs (kernel, source, function); see src/plan
+
+class Node;
+using NodePtr = std::shared_ptr<const Node>;
+
+class Node {
+ public:
+  Node(NodeKind kind, std::string op, Shape shape, Shape chunks, DType dtype,
+       std::vector<NodePtr> inputs, std::shared_ptr<const NodeDetail> detail);
+
+  // Unique in the process: "<op>-<n>", e.g. "add-7".
+  const std::string& name() const { return name_; }
+  NodeKind kind() const { return kind_; }
+  // The op's name: "add", "exp", "astype", "ones", "from_zarr", "map_blocks", ...
+  const std::string& op() const { return op_; }
+  const Shape& shape() const { return shape_; }
+  const Shape& chunks() const { return chunks_; }
+  DType dtype() const { return dtype_; }
+  int ndim() const { return static_cast<int>(shape_.size()); }
+  Index size() const { return ShapeSize(shape_); }
+  std::int64_t nbytes() const { return size() * dtype_.itemsize(); }
+  ChunkGrid grid() const { return ChunkGrid(shape_, chunks_); }
+  const std::vector<NodePtr>& inputs() const { return inputs_; }
+  const NodeDetail& detail() const { return *detail_; }
+
+ private:
+  std::string name_;
+  NodeKind kind_;
+  std::string op_;
+  Shape shape_;
+  Shape chunks_;
+  DType dtype_;
+  std::vector<NodePtr> inputs_;
+  std::shared_ptr<const NodeDetail> detail_;
+};
+
+// ---- sources --------------------------------------------------------------------
+// The Zarr array at `path` of `store`; reads its metadata now (FormatError/StorageError).
+NodePtr MakeZarrSource(std::shared_ptr<Store> store, std::string path);
+// `data` split into blocks of `chunks`.
+NodePtr MakeInMemory(NDArray data, Shape chunks);
+
+// ---- generators -----------------------------------------------------------------
+NodePtr MakeConstant(Shape shape, Scalar value, DType dtype, Shape chunks, std::string op = "full");
+NodePtr MakeArange(double start, double step, Index length, DType dtype, Shape chunks);
+NodePtr MakeRandom(Shape shape, Shape chunks, std::uint64_t seed);
+
+// ---- elementwise ----------------------------------------------------------------
+// Unary op by its array API name ("exp", "negative", "isnan", ...). The operand is cast
+// first when the op computes in another dtype (exp of int16 computes in float32).
+NodePtr MakeUnary(std::string_view op, NodePtr x);
+// Binary op by name ("add", "less", "bitwise_and", ...): shapes broadcast (numpy
+// rules), dtypes promote (tessera::ResultType), each operand cast and broadcast as
+// needed. The result takes its chunks from the first operand that spans each dimension.
+NodePtr MakeBinary(std::string_view op, NodePtr x, NodePtr y);
+// A binary op with a scalar operand (weak promotion); `scalar_first` puts it on the left.
+NodePtr MakeBinaryWithScalar(std::string_view op, NodePtr x, const Scalar& y, bool scalar_first);
+NodePtr MakeWhere(NodePtr condition, NodePtr x, NodePtr y);
+NodePtr MakeAsType(NodePtr x, DType dtype);
+// x broadcast to `shape` (numpy rules); the new array's chunks follow x's where x spans
+// a dimension and are `shape`'s extent elsewhere. Returns x itself when shapes match.
+NodePtr MakeBroadcast(NodePtr x, Shape shape);
+
+// ---- user kernels ---------------------------------------------------------------
+// out block i = fn(input blocks i...). Inputs must all have the output's number of
+// blocks per dimension... in this version: the same shape and chunks as `chunks`
+// (InvalidArgument otherwise: rechunk first). `extra_projected_mem`: bytes fn
+// allocates beyond its output (scratch), counted in every task's projection.
+// `identity` names the function for history (defaults to the op name).
+NodePtr MakeMapBlocks(BlockFunction fn, std::vector<NodePtr> inputs, Shape shape, Shape chunks,
+                      DType dtype, std::int64_t extra_projected_mem, std::string identity = "");
+
+// Shapes combined by numpy's broadcasting rules; InvalidArgument naming both otherwise.
+Shape BroadcastShapes(const Shape& a, const Shape& b);
+
+}  // namespace tessera

@@ -1,0 +1,49 @@
+// PlanOptions: how a plan is optimized; ZarrTarget: where to_zarr writes.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/core/shape.hpp"
+#include "tessera/plan/executable_op.hpp"
+#include "tessera/storage/codec.hpp"
+#include "tessera/storage/store.hpp"
+
+namespace tessera {
+
+struct PlanOptions {
+  // Join chains and trees of blockwise ops into one task (see docs/memory-model.md).
+  bool fuse = true;
+  // A fused task reads at most this many stored arrays...
+  int max_fused_sources = 8;
+  // ...and at most this many stored blocks in all.
+  Index max_fused_input_blocks = 64;
+  // Elements per tile of a fused elementwise chain: each fused node holds one tile.
+  Index tile_elements = 4096;
+  // Where intermediates live: kNone chooses per op (RAM while they fit in what
+  // total_mem leaves after the running tasks, local disk otherwise); kMemory or kDisk
+  // force one.
+  Tier intermediate_tier = Tier::kNone;
+  // Compression of intermediates on disk.
+  std::optional<CodecConfig> disk_compressor = ParseCodecSpec("blosc-lz4");
+};
+
+// Where and how to_zarr writes.
+struct ZarrTarget {
+  std::shared_ptr<Store> store;       // the store to write into, at `path`...
+  std::string path;
+  std::filesystem::path directory;    // ...or, when store is null, this directory
+  std::optional<CodecConfig> compressor = ParseCodecSpec("blosc-lz4");
+  std::vector<std::string> dimension_names;
+  // Keep the chunks a previous, interrupted run of the same array wrote; their tasks
+  // are skipped.
+  bool resume = false;
+  // Replace an array already at the target (false: InvalidArgument before any work).
+  bool overwrite = true;
+};
+
+}  // namespace tessera

@@ -1,0 +1,102 @@
+#include "tessera/api/array.hpp"
+
+#include <utility>
+
+#include "tessera/core/errors.hpp"
+#include "tessera/exec/executor.hpp"
+
+namespace tessera {
+namespace {
+
+// The outputs' spec: all arrays of one plan must agree on it.
+const Spec& CommonSpec(const std::vector<Array>& outputs) {
+  if (outputs.empty()) throw InvalidArgument("plan/compute: no arrays given");
+  return outputs.front().spec();
+}
+
+std::vector<NDArray> Run(FinalizedPlan& plan, std::size_t results,
+                         const ComputeOptions& options) {
+  ExecutionReport report = Execute(plan.executable_ops(), plan.spec(), options.execute);
+  if (options.report != nullptr) *options.report = std::move(report);
+  std::vector<NDArray> values;
+  values.reserve(results);
+  for (std::size_t i = 0; i < results; ++i) values.push_back(plan.TakeResult(i));
+  return values;
+}
+
+void ToZarr(const Array& array, ZarrTarget target, const ToZarrOptions& options) {
+  target.compressor = options.compressor;
+  target.dimension_names = options.dimension_names;
+  target.resume = options.resume;
+  target.overwrite = options.overwrite;
+  if (!target.dimension_names.empty() &&
+      static_cast<int>(target.dimension_names.size()) != array.ndim()) {
+    throw InvalidArgument("to_zarr: " + std::to_string(target.dimension_names.size()) +
+                          " dimension names for an array of " + std::to_string(array.ndim()) +
+                          " dimensions");
+  }
+  FinalizedPlan plan =
+      Finalize({PlanOutput{array.node(), std::move(target)}}, array.spec(), options.compute.plan);
+  ExecuteOptions execute = options.compute.execute;
+  execute.resume = execute.resume || options.resume;
+  ExecutionReport report = Execute(plan.executable_ops(), plan.spec(), execute);
+  if (options.compute.report != nullptr) *options.compute.report = std::move(report);
+}
+
+}  // namespace
+
+Array::Array(NodePtr node, Spec spec) : node_(std::move(node)), spec_(std::move(spec)) {
+  if (node_ == nullptr) throw InvalidArgument("Array: null node");
+}
+
+FinalizedPlan Array::plan(const PlanOptions& options) const {
+  return Finalize({PlanOutput{node_, std::nullopt}}, spec_, options);
+}
+
+NDArray Array::compute(const ComputeOptions& options) const {
+  FinalizedPlan finalized = plan(options.plan);
+  return std::move(Run(finalized, 1, options).front());
+}
+
+void Array::to_zarr(const std::string& path, const ToZarrOptions& options) const {
+  if (path.empty()) throw InvalidArgument("to_zarr: the path is empty");
+  ZarrTarget target;
+  target.directory = path;
+  ToZarr(*this, std::move(target), options);
+}
+
+void Array::to_zarr(std::shared_ptr<Store> store, const std::string& path,
+                    const ToZarrOptions& options) const {
+  if (store == nullptr) throw InvalidArgument("to_zarr: the store is null");
+  ZarrTarget target;
+  target.store = std::move(store);
+  target.path = path;
+  ToZarr(*this, std::move(target), options);
+}
+
+FinalizedPlan plan(const std::vector<Array>& outputs, const PlanOptions& options) {
+  const Spec& spec = CommonSpec(outputs);
+  std::vector<PlanOutput> planned;
+  for (const Array& array : outputs) planned.push_back(PlanOutput{array.node(), std::nullopt});
+  return Finalize(planned, spec, options);
+}
+
+std::vector<NDArray> compute(const std::vector<Array>& outputs, const ComputeOptions& options) {
+  // The same array asked for twice is computed once and copied.
+  std::vector<Array> distinct;
+  std::vector<std::size_t> slot;
+  for (const Array& array : outputs) {
+    std::size_t found = 0;
+    while (found < distinct.size() && distinct[found].node() != array.node()) ++found;
+    if (found == distinct.size()) distinct.push_back(array);
+    slot.push_back(found);
+  }
+  FinalizedPlan finalized = plan(distinct, options.plan);
+  std::vector<NDArray> values = Run(finalized, distinct.size(), options);
+  std::vector<NDArray> results;
+  results.reserve(outputs.size());
+  for (const std::size_t index : slot) results.push_back(values[index]);
+  return results;
+}
+
+}  // namespace tessera

@@ -1,0 +1,37 @@
+#include "tessera/core/memory_account.hpp"
+
+#include <utility>
+
+namespace tessera {
+namespace {
+
+// The account of this thread's scope. A thread-local shared_ptr: a scope's account lives
+// at least as long as the scope, and a Buffer keeps its own reference after that.
+thread_local std::shared_ptr<MemoryAccount> current_account;
+
+}  // namespace
+
+void MemoryAccount::Charge(std::int64_t bytes) noexcept {
+  const std::int64_t live = live_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  std::int64_t peak = peak_.load(std::memory_order_relaxed);
+  // Raise the peak unless another thread already raised it past `live`.
+  while (live > peak && !peak_.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
+  }
+}
+
+void MemoryAccount::Credit(std::int64_t bytes) noexcept {
+  live_.fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+void MemoryAccount::ResetPeak() noexcept {
+  peak_.store(live_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
+
+const std::shared_ptr<MemoryAccount>& CurrentMemoryAccount() noexcept { return current_account; }
+
+ScopedMemoryAccount::ScopedMemoryAccount(std::shared_ptr<MemoryAccount> account)
+    : previous_(std::exchange(current_account, std::move(account))) {}
+
+ScopedMemoryAccount::~ScopedMemoryAccount() { current_account = std::move(previous_); }
+
+}  // namespace tessera

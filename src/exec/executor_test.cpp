@@ -1,0 +1,393 @@
+#include "tessera/exec/executor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tessera/core/buffer.hpp"
+#include "tessera/core/errors.hpp"
+
+namespace tessera {
+namespace {
+
+// What every fake op of one test writes down, in order: "prepare a", "commit a", ...
+class EventLog {
+ public:
+  void Add(std::string event) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    events_.push_back(std::move(event));
+  }
+  std::vector<std::string> events() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return events_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::string> events_;
+};
+
+// A fake op: task t allocates Buffers of bytes(t) one after another while holding the
+// previous ones (so its exact peak is their sum), can fail, and counts its runs.
+class FakeOp : public ExecutableOp {
+ public:
+  FakeOp(std::string name, std::int64_t num_tasks, EventLog* log = nullptr)
+      : log_(log), runs_(static_cast<std::size_t>(num_tasks)) {
+    info_.name = std::move(name);
+    info_.kind = "fake";
+    info_.num_tasks = num_tasks;
+    info_.projected_mem = 1000;
+    info_.concurrency = 64;
+  }
+
+  OpInfo& mutable_info() { return info_; }
+  const OpInfo& info() const override { return info_; }
+  std::int64_t projected_mem(std::int64_t) const override { return info_.projected_mem; }
+  std::string DescribeTask(std::int64_t task) const override {
+    return "block (" + std::to_string(task) + ")";
+  }
+  void Prepare() override { Log("prepare"); }
+  bool IsTaskDone(std::int64_t task) const override { return done_.count(task) > 0; }
+  void RunTask(std::int64_t task) const override {
+    ++runs_[static_cast<std::size_t>(task)];
+    if (body_) body_(task);
+    std::vector<Buffer> held;
+    for (std::int64_t bytes : buffers_) {
+      held.emplace_back(bytes);
+      if (bytes > 0) std::memset(held.back().data(), 1, static_cast<std::size_t>(bytes));
+    }
+    if (auto failure = failures_.find(task); failure != failures_.end()) {
+      if (failure->second.remaining.fetch_sub(1) > 0) failure->second.raise();
+    }
+  }
+  void Commit() override { Log("commit"); }
+  void Release() override { Log("release"); }
+
+  // Each task allocates these Buffers, holding them all until it ends.
+  void set_buffers(std::vector<std::int64_t> buffers) { buffers_ = std::move(buffers); }
+  // `task` fails its first `times` attempts by calling `raise`.
+  void FailTask(std::int64_t task, int times, std::function<void()> raise) {
+    failures_[task].remaining = times;
+    failures_[task].raise = std::move(raise);
+  }
+  void MarkDone(std::int64_t task) { done_.insert(task); }
+  // Runs at the start of every attempt.
+  void set_body(std::function<void(std::int64_t)> body) { body_ = std::move(body); }
+  int runs(std::int64_t task) const { return runs_[static_cast<std::size_t>(task)].load(); }
+
+ private:
+  struct Failure {
+    mutable std::atomic<int> remaining{0};
+    std::function<void()> raise;
+  };
+  void Log(const char* what) {
+    if (log_ != nullptr) log_->Add(std::string(what) + " " + info_.name);
+  }
+
+  OpInfo info_;
+  EventLog* log_;
+  std::vector<std::int64_t> buffers_;
+  std::map<std::int64_t, Failure> failures_;
+  std::set<std::int64_t> done_;
+  std::function<void(std::int64_t)> body_;
+  mutable std::vector<std::atomic<int>> runs_;
+};
+
+Spec MakeSpec(const std::string& executor, int max_workers = 2) {
+  Spec spec;
+  spec.allowed_mem = 1 << 30;
+  spec.reserved_mem = 500;
+  spec.executor = executor;
+  spec.max_workers = max_workers;
+  return spec;
+}
+
+ExecuteOptions Quiet() {
+  ExecuteOptions options;
+  options.progress = ProgressMode::kNever;
+  return options;
+}
+
+using Plan = std::vector<std::shared_ptr<ExecutableOp>>;
+
+// Every behaviour, under both local executors.
+class ExecutorTest : public ::testing::TestWithParam<std::string> {};
+INSTANTIATE_TEST_SUITE_P(Executors, ExecutorTest, ::testing::Values("sync", "threads"));
+
+TEST_P(ExecutorTest, MeasuresEachTasksBufferPeakPlusReservedMem) {
+  auto op = std::make_shared<FakeOp>("measure", 6);
+  // 1000 + 3000 bytes held together; 3 MiB goes through the buffer pool: charged alike.
+  op->set_buffers({1000, 3000, std::int64_t{3} << 20});
+  const ExecutionReport report = Execute({op}, MakeSpec(GetParam()), Quiet());
+  const std::int64_t expected = 1000 + 3000 + (std::int64_t{3} << 20) + 500;
+  ASSERT_EQ(report.tasks.size(), 6u);
+  std::set<std::int64_t> seen;
+  for (const TaskRecord& record : report.tasks) {
+    EXPECT_EQ(record.measured_mem, expected);
+    EXPECT_EQ(record.projected_mem, 1000);
+    EXPECT_EQ(record.attempts, 1);
+    EXPECT_FALSE(record.skipped);
+    EXPECT_EQ(record.op_name, "measure");
+    seen.insert(record.task);
+  }
+  EXPECT_EQ(seen.size(), 6u);
+  ASSERT_EQ(report.ops.size(), 1u);
+  const OpReport& op_report = report.ops[0];
+  EXPECT_EQ(op_report.name, "measure");
+  EXPECT_EQ(op_report.kind, "fake");
+  EXPECT_EQ(op_report.tasks, 6);
+  EXPECT_EQ(op_report.tasks_skipped, 0);
+  EXPECT_EQ(op_report.measured_mem_max, expected);
+  EXPECT_EQ(op_report.measured_mem_median, expected);
+  EXPECT_EQ(op_report.measured_mem_p95, expected);
+  EXPECT_EQ(op_report.projected_mem, 1000);
+  EXPECT_EQ(op_report.retries, 0);
+  EXPECT_GE(op_report.seconds, op_report.task_seconds_max);
+  EXPECT_GE(report.seconds, op_report.seconds);
+  EXPECT_GT(report.peak_rss_bytes, 0);
+}
+
+TEST_P(ExecutorTest, ATaskThatFailsOnceIsRetried) {
+  auto op = std::make_shared<FakeOp>("flaky", 4);
+  op->set_buffers({2048});
+  op->FailTask(2, 1, [] { throw std::runtime_error("transient"); });
+  int calls = 0;
+  ExecuteOptions options = Quiet();
+  options.on_task = [&](const TaskRecord&) { ++calls; };
+  const ExecutionReport report = Execute({op}, MakeSpec(GetParam()), options);
+  EXPECT_EQ(calls, 4);
+  EXPECT_EQ(report.ops[0].retries, 1);
+  for (const TaskRecord& record : report.tasks) {
+    EXPECT_EQ(record.attempts, record.task == 2 ? 2 : 1);
+    EXPECT_EQ(record.measured_mem, 2048 + 500);  // the attempt that succeeded
+  }
+  EXPECT_EQ(op->runs(2), 2);
+  EXPECT_EQ(op->runs(1), 1);
+}
+
+TEST_P(ExecutorTest, ATaskThatKeepsFailingNamesOpBlockAttemptsAndCause) {
+  EventLog log;
+  auto first = std::make_shared<FakeOp>("boom-1", 3, &log);
+  first->FailTask(1, 100, [] { throw std::runtime_error("disk on fire"); });
+  auto second = std::make_shared<FakeOp>("after", 1, &log);
+  second->mutable_info().inputs = {0};
+  ExecuteOptions options = Quiet();
+  options.retries = 2;
+  try {
+    Execute({first, second}, MakeSpec(GetParam()), options);
+    FAIL() << "Execute succeeded";
+  } catch (const Error& error) {
+    EXPECT_STREQ(error.what(), "op \"boom-1\" failed at block (1) after 3 attempts: disk on fire");
+  }
+  EXPECT_EQ(first->runs(1), 3);
+  // Neither a commit nor a later op after the failure.
+  EXPECT_EQ(log.events(), std::vector<std::string>{"prepare boom-1"});
+}
+
+TEST_P(ExecutorTest, TheLastCausesErrorTypeIsKept) {
+  auto check = [&](std::function<void()> raise, auto type_tag) {
+    using Expected = decltype(type_tag);
+    auto op = std::make_shared<FakeOp>("typed", 1);
+    op->FailTask(0, 100, std::move(raise));
+    ExecuteOptions options = Quiet();
+    options.retries = 0;
+    try {
+      Execute({op}, MakeSpec(GetParam()), options);
+      ADD_FAILURE() << "Execute succeeded";
+    } catch (const Expected& error) {
+      EXPECT_NE(
+          std::string(error.what()).find("op \"typed\" failed at block (0) after 1 attempt: "),
+          std::string::npos)
+          << error.what();
+    }
+  };
+  check([] { throw StorageError("gone"); }, StorageError(""));
+  check([] { throw FormatError("corrupt"); }, FormatError(""));
+  check([] { throw InvalidArgument("bad"); }, InvalidArgument(""));
+  check([] { throw MemoryBudgetError("too big"); }, MemoryBudgetError(""));
+  check([] { throw 42; }, Error(""));
+}
+
+TEST_P(ExecutorTest, AFailureStopsTheRemainingTasks) {
+  auto op = std::make_shared<FakeOp>("stop", 200);
+  op->FailTask(0, 1000, [] { throw std::runtime_error("first task fails"); });
+  op->set_body([](std::int64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(1)); });
+  ExecuteOptions options = Quiet();
+  options.retries = 0;
+  EXPECT_THROW(Execute({op}, MakeSpec(GetParam()), options), Error);
+  int ran = 0;
+  for (std::int64_t task = 0; task < 200; ++task) ran += op->runs(task);
+  EXPECT_LT(ran, 50);
+}
+
+TEST_P(ExecutorTest, ResumeSkipsTasksAlreadyDone) {
+  auto op = std::make_shared<FakeOp>("resume", 5);
+  op->MarkDone(1);
+  op->MarkDone(3);
+  std::vector<TaskRecord> seen;
+  ExecuteOptions options = Quiet();
+  options.resume = true;
+  options.on_task = [&](const TaskRecord& record) { seen.push_back(record); };
+  const ExecutionReport report = Execute({op}, MakeSpec(GetParam()), options);
+  EXPECT_EQ(seen.size(), 5u);
+  EXPECT_EQ(report.ops[0].tasks_skipped, 2);
+  for (const TaskRecord& record : report.tasks) {
+    const bool done_before = record.task == 1 || record.task == 3;
+    EXPECT_EQ(record.skipped, done_before);
+    EXPECT_EQ(record.attempts, done_before ? 0 : 1);
+    EXPECT_EQ(op->runs(record.task), done_before ? 0 : 1);
+  }
+  // Without resume every task runs.
+  const ExecutionReport again = Execute({op}, MakeSpec(GetParam()), Quiet());
+  EXPECT_EQ(again.ops[0].tasks_skipped, 0);
+  EXPECT_EQ(op->runs(1), 1);
+}
+
+TEST_P(ExecutorTest, ReleasesAnOutputOnceItsLastReaderHasCommitted) {
+  EventLog log;
+  auto a = std::make_shared<FakeOp>("a", 2, &log);
+  auto b = std::make_shared<FakeOp>("b", 2, &log);
+  auto c = std::make_shared<FakeOp>("c", 2, &log);
+  auto d = std::make_shared<FakeOp>("d", 2, &log);
+  b->mutable_info().inputs = {0};
+  c->mutable_info().inputs = {1, 0, 1};  // duplicates count once
+  d->mutable_info().inputs = {2};
+  Execute({a, b, c, d}, MakeSpec(GetParam()), Quiet());
+  const std::vector<std::string> expected = {
+      "prepare a", "commit a",  "prepare b", "commit b", "prepare c", "commit c",
+      "release a", "release b", "prepare d", "commit d", "release c"};  // d: nobody reads it
+  EXPECT_EQ(log.events(), expected);
+}
+
+TEST_P(ExecutorTest, CallsOnTaskOncePerTaskOneAtATime) {
+  auto op = std::make_shared<FakeOp>("callback", 40);
+  op->set_body([](std::int64_t) { std::this_thread::sleep_for(std::chrono::microseconds(200)); });
+  std::vector<int> calls(40, 0);
+  std::atomic<int> inside{0};
+  bool overlapped = false;
+  ExecuteOptions options = Quiet();
+  options.on_task = [&](const TaskRecord& record) {
+    if (++inside > 1) overlapped = true;
+    ++calls[static_cast<std::size_t>(record.task)];
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+    --inside;
+  };
+  const ExecutionReport report = Execute({op}, MakeSpec(GetParam()), options);
+  EXPECT_FALSE(overlapped);
+  for (int count : calls) EXPECT_EQ(count, 1);
+  EXPECT_EQ(report.tasks.size(), 40u);
+}
+
+TEST_P(ExecutorTest, RunsOpsWithoutTasks) {
+  EventLog log;
+  auto empty = std::make_shared<FakeOp>("empty", 0, &log);
+  const ExecutionReport report = Execute({empty}, MakeSpec(GetParam()), Quiet());
+  EXPECT_EQ(report.ops[0].tasks, 0);
+  EXPECT_EQ(report.ops[0].measured_mem_max, 0);
+  EXPECT_EQ(log.events(), (std::vector<std::string>{"prepare empty", "commit empty"}));
+}
+
+// Runs `op`'s tasks so that each waits (up to `patience`) for a second one to be running,
+// and returns the most that ran at once.
+int MostConcurrentTasks(const std::shared_ptr<FakeOp>& op, const Spec& spec,
+                        std::chrono::milliseconds patience) {
+  std::atomic<int> running{0};
+  std::atomic<int> most{0};
+  op->set_body([&](std::int64_t) {
+    const int now = ++running;
+    int seen = most.load();
+    while (now > seen && !most.compare_exchange_weak(seen, now)) {
+    }
+    const auto deadline = std::chrono::steady_clock::now() + patience;
+    while (most.load() < 2 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    --running;
+  });
+  Execute({op}, spec, Quiet());
+  return most.load();
+}
+
+TEST(ThreadsExecutor, RunsTasksConcurrently) {
+  auto op = std::make_shared<FakeOp>("parallel", 8);
+  EXPECT_EQ(MostConcurrentTasks(op, MakeSpec("threads", 2), std::chrono::seconds(5)), 2);
+}
+
+TEST(ThreadsExecutor, RespectsTheOpsConcurrency) {
+  auto op = std::make_shared<FakeOp>("one-at-a-time", 3);
+  op->mutable_info().concurrency = 1;  // the plan found room for one task at a time
+  EXPECT_EQ(MostConcurrentTasks(op, MakeSpec("threads", 2), std::chrono::milliseconds(100)), 1);
+}
+
+TEST(SyncExecutor, RunsEveryTaskOnTheCallingThreadInOrder) {
+  auto op = std::make_shared<FakeOp>("sync", 10);
+  std::vector<std::int64_t> order;
+  std::set<std::thread::id> threads;
+  op->set_body([&](std::int64_t task) {
+    order.push_back(task);
+    threads.insert(std::this_thread::get_id());
+  });
+  Execute({op}, MakeSpec("sync", 8), Quiet());
+  EXPECT_EQ(threads, std::set<std::thread::id>{std::this_thread::get_id()});
+  EXPECT_EQ(order, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+}
+
+TEST(Executor, RejectsUnknownExecutors) {
+  auto op = std::make_shared<FakeOp>("x", 1);
+  try {
+    Execute({op}, MakeSpec("gpu"), Quiet());
+    FAIL() << "accepted executor gpu";
+  } catch (const InvalidArgument& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("\"gpu\""), std::string::npos) << message;
+    EXPECT_NE(message.find("\"sync\", \"threads\""), std::string::npos) << message;
+  }
+  try {
+    Execute({op}, MakeSpec("mpi"), Quiet());
+    FAIL() << "accepted executor mpi";
+  } catch (const InvalidArgument& error) {
+    EXPECT_NE(std::string(error.what()).find("not supported yet"), std::string::npos);
+  }
+  EXPECT_EQ(op->runs(0), 0);
+}
+
+TEST(Executor, RejectsInputsThatAreNotEarlierOps) {
+  auto a = std::make_shared<FakeOp>("a", 1);
+  auto b = std::make_shared<FakeOp>("b", 1);
+  a->mutable_info().inputs = {1};
+  EXPECT_THROW(Execute({a, b}, MakeSpec("sync"), Quiet()), InvalidArgument);
+  a->mutable_info().inputs = {0};
+  EXPECT_THROW(Execute({a, b}, MakeSpec("sync"), Quiet()), InvalidArgument);
+  EXPECT_THROW(Execute({a, nullptr}, MakeSpec("sync"), Quiet()), InvalidArgument);
+  EXPECT_EQ(a->runs(0), 0);
+}
+
+TEST(Executor, PrepareAndCommitFailuresNameTheOp) {
+  class FailingPrepare : public FakeOp {
+   public:
+    using FakeOp::FakeOp;
+    void Prepare() override { throw StorageError("cannot create array"); }
+  };
+  auto op = std::make_shared<FailingPrepare>("target", 1);
+  try {
+    Execute({op}, MakeSpec("sync"), Quiet());
+    FAIL() << "Execute succeeded";
+  } catch (const StorageError& error) {
+    EXPECT_STREQ(error.what(), "op \"target\" failed to prepare its output: cannot create array");
+  }
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,117 @@
+#include "task_runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "tessera/core/errors.hpp"
+#include "tessera/core/memory_account.hpp"
+#include "tessera/core/parallel.hpp"
+
+namespace tessera::exec {
+
+std::string DescribeException(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& exception) {
+    return exception.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+void ThrowLike(const std::exception_ptr& cause, const std::string& message) {
+  try {
+    std::rethrow_exception(cause);
+  } catch (const InvalidArgument&) {
+    throw InvalidArgument(message);
+  } catch (const MemoryBudgetError&) {
+    throw MemoryBudgetError(message);
+  } catch (const StorageError&) {
+    throw StorageError(message);
+  } catch (const FormatError&) {
+    throw FormatError(message);
+  } catch (...) {
+    throw Error(message);
+  }
+}
+
+OpTaskRunner::OpTaskRunner(int op_index, const ExecutableOp& op, std::int64_t reserved_mem,
+                           const ExecuteOptions& options)
+    : op_index_(op_index), op_(op), reserved_mem_(reserved_mem), options_(options) {}
+
+TaskRecord OpTaskRunner::NewRecord(std::int64_t task) const {
+  TaskRecord record;
+  record.op = op_index_;
+  record.op_name = op_.info().name;
+  record.task = task;
+  record.projected_mem = op_.projected_mem(task);
+  record.attempts = 0;
+  return record;
+}
+
+std::optional<TaskRecord> OpTaskRunner::RunOne(std::int64_t task,
+                                               const std::atomic<bool>& cancelled) const {
+  using Clock = std::chrono::steady_clock;
+  TaskRecord record = NewRecord(task);
+  const int max_attempts = 1 + std::max(0, options_.retries);
+  const Clock::time_point start = Clock::now();
+  std::exception_ptr last_error;
+  for (int attempt = 1; attempt <= max_attempts; ++attempt) {
+    if (cancelled.load(std::memory_order_relaxed)) return std::nullopt;
+    record.attempts = attempt;
+    auto account = std::make_shared<MemoryAccount>();
+    try {
+      ScopedMemoryAccount scope(account);
+      op_.RunTask(task);
+    } catch (...) {
+      last_error = std::current_exception();
+      continue;
+    }
+    record.measured_mem = account->peak_bytes() + reserved_mem_;
+    record.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return record;
+  }
+  ThrowLike(last_error, "op \"" + op_.info().name + "\" failed at " + op_.DescribeTask(task) +
+                            " after " + std::to_string(max_attempts) +
+                            (max_attempts == 1 ? " attempt: " : " attempts: ") +
+                            DescribeException(last_error));
+}
+
+bool OpTaskRunner::IsDone(std::int64_t task) const {
+  try {
+    return op_.IsTaskDone(task);
+  } catch (...) {
+    const std::exception_ptr error = std::current_exception();
+    ThrowLike(error, "op \"" + op_.info().name + "\" could not tell whether " +
+                         op_.DescribeTask(task) + " is done (resume): " + DescribeException(error));
+  }
+}
+
+void OpTaskRunner::Run(int workers, const std::function<void(const TaskRecord&)>& on_done) const {
+  std::atomic<bool> cancelled{false};
+  std::mutex done_mutex;
+  ParallelFor(op_.info().num_tasks, workers, [&](std::int64_t task) {
+    if (cancelled.load(std::memory_order_relaxed)) return;
+    try {
+      TaskRecord record;
+      if (options_.resume && IsDone(task)) {
+        record = NewRecord(task);
+        record.skipped = true;
+      } else {
+        std::optional<TaskRecord> ran = RunOne(task, cancelled);
+        if (!ran) return;  // another task failed: the run is over
+        record = std::move(*ran);
+      }
+      std::lock_guard<std::mutex> lock(done_mutex);
+      on_done(record);
+    } catch (...) {
+      cancelled.store(true, std::memory_order_relaxed);
+      throw;
+    }
+  });
+}
+
+}  // namespace tessera::exec

@@ -1,0 +1,59 @@
+// Running one op's tasks: retries, memory measurement, resume, cancellation.
+//
+//   exec::OpTaskRunner runner(op_index, op, spec.reserved_mem, options);
+//   runner.Run(workers, [&](const TaskRecord& record) { ... });   // serialized
+//
+// Every attempt runs inside a ScopedMemoryAccount of a fresh MemoryAccount on the thread
+// that runs it; the record of the attempt that succeeded carries the account's peak plus
+// reserved_mem. A task that fails options.retries + 1 times makes Run throw
+// `op "add-3" failed at block (1, 2) after 3 attempts: <last cause>`, as the last
+// cause's Tessera error type (ThrowLike); tasks not yet started then never start, and
+// running ones make no further attempts.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "tessera/exec/executor.hpp"
+#include "tessera/plan/executable_op.hpp"
+
+namespace tessera::exec {
+
+class OpTaskRunner {
+ public:
+  // `op` and `options` must outlive the runner.
+  OpTaskRunner(int op_index, const ExecutableOp& op, std::int64_t reserved_mem,
+               const ExecuteOptions& options);
+
+  // Runs (or, when resuming, skips) every task of the op on up to `workers` threads, the
+  // calling thread among them; `workers` == 1 runs them all on the calling thread, in
+  // order. `on_done` sees each task's record once, under a mutex; if it throws, the run
+  // stops as for a failed task and the exception propagates.
+  void Run(int workers, const std::function<void(const TaskRecord&)>& on_done) const;
+
+ private:
+  // The task run to success; nullopt when the run was cancelled before it succeeded.
+  std::optional<TaskRecord> RunOne(std::int64_t task, const std::atomic<bool>& cancelled) const;
+  // A record of `task` before any attempt (attempts 0).
+  TaskRecord NewRecord(std::int64_t task) const;
+  // Whether a previous run already did `task` (resume).
+  bool IsDone(std::int64_t task) const;
+
+  int op_index_;
+  const ExecutableOp& op_;
+  std::int64_t reserved_mem_;
+  const ExecuteOptions& options_;
+};
+
+// The text of an exception_ptr's exception: what() or "unknown exception".
+std::string DescribeException(const std::exception_ptr& error);
+
+// Throws `message` as the same Tessera error type as `cause` (InvalidArgument,
+// MemoryBudgetError, StorageError, FormatError), else as tessera::Error.
+[[noreturn]] void ThrowLike(const std::exception_ptr& cause, const std::string& message);
+
+}  // namespace tessera::exec

@@ -1,0 +1,161 @@
+#include "tessera/plan/finalized_plan.hpp"
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+
+#include "finalized_plan_state.hpp"
+#include "tessera/core/byte_size.hpp"
+#include "tessera/core/errors.hpp"
+
+namespace tessera {
+namespace {
+
+std::string DotEscape(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+FinalizedPlan::State::~State() {
+  ops.clear();
+  executable.clear();
+  if (!work_directory.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(work_directory, ignored);
+  }
+}
+
+std::string_view TierName(Tier tier) {
+  switch (tier) {
+    case Tier::kNone:
+      return "none";
+    case Tier::kResult:
+      return "result";
+    case Tier::kTarget:
+      return "target";
+    case Tier::kMemory:
+      return "memory";
+    case Tier::kDisk:
+      return "disk";
+  }
+  return "none";
+}
+
+FinalizedPlan::FinalizedPlan(std::shared_ptr<State> state) : state_(std::move(state)) {
+  if (state_->executable.empty()) {
+    state_->executable.assign(state_->ops.begin(), state_->ops.end());
+  }
+}
+
+std::int64_t FinalizedPlan::max_projected_mem() const {
+  std::int64_t largest = 0;
+  for (const OpInfo& info : state_->infos) largest = std::max(largest, info.projected_mem);
+  return largest;
+}
+
+std::int64_t FinalizedPlan::required_allowed_mem() const {
+  // allowed_mem must exceed reserved_mem (Spec::validate), and cover every task.
+  return std::max(max_projected_mem(), state_->spec.reserved_mem + 1);
+}
+
+std::int64_t FinalizedPlan::num_tasks() const {
+  std::int64_t total = 0;
+  for (const OpInfo& info : state_->infos) total += info.num_tasks;
+  return total;
+}
+
+const std::vector<OpInfo>& FinalizedPlan::ops() const { return state_->infos; }
+
+const Spec& FinalizedPlan::spec() const { return state_->spec; }
+
+const std::vector<std::shared_ptr<ExecutableOp>>& FinalizedPlan::executable_ops() const {
+  return state_->executable;
+}
+
+NDArray FinalizedPlan::TakeResult(std::size_t index) {
+  if (index >= state_->result_ops.size()) {
+    throw InvalidArgument("TakeResult: the plan has " +
+                          std::to_string(state_->result_ops.size()) + " outputs, not " +
+                          std::to_string(index + 1));
+  }
+  const auto& op = state_->ops[static_cast<std::size_t>(state_->result_ops[index])];
+  auto* result = dynamic_cast<ResultOutput*>(op->output().get());
+  if (result == nullptr) {
+    throw InvalidArgument("TakeResult: output " + std::to_string(index) +
+                          " was written to Zarr, not kept in memory");
+  }
+  return result->TakeResult();
+}
+
+std::string FinalizedPlan::to_dot() const {
+  std::ostringstream dot;
+  dot << "digraph tessera_plan {\n  rankdir=LR;\n  node [fontname=\"Helvetica\"];\n";
+  std::vector<std::string> sources_drawn;
+  for (std::size_t i = 0; i < state_->infos.size(); ++i) {
+    const OpInfo& info = state_->infos[i];
+    dot << "  op" << i << " [shape=box, style=rounded, label=\"" << DotEscape(info.name) << "\\n"
+        << DotEscape(info.kind) << ", " << info.num_tasks << " tasks\\nprojected "
+        << format_bytes(info.projected_mem) << "\\n-> " << TierName(info.tier);
+    if (info.fused.size() > 1) {
+      dot << "\\nfused: " << info.fused.size() << " ops";
+    }
+    dot << "\"];\n";
+    for (const int input : info.inputs) dot << "  op" << input << " -> op" << i << ";\n";
+    for (const std::string& source : state_->sources[i]) {
+      if (std::find(sources_drawn.begin(), sources_drawn.end(), source) == sources_drawn.end()) {
+        sources_drawn.push_back(source);
+        dot << "  \"" << DotEscape(source) << "\" [shape=cylinder];\n";
+      }
+      dot << "  \"" << DotEscape(source) << "\" -> op" << i << ";\n";
+    }
+  }
+  dot << "}\n";
+  return dot.str();
+}
+
+std::string FinalizedPlan::summary() const {
+  const Spec& spec = state_->spec;
+  std::ostringstream out;
+  out << "Plan: " << state_->infos.size() << (state_->infos.size() == 1 ? " op, " : " ops, ")
+      << num_tasks() << " tasks; largest task projects " << format_bytes(max_projected_mem())
+      << " of allowed_mem " << format_bytes(spec.allowed_mem) << " (reserved_mem "
+      << format_bytes(spec.reserved_mem) << ")\n";
+  std::size_t name_width = 2;
+  std::size_t kind_width = 4;
+  for (const OpInfo& info : state_->infos) {
+    name_width = std::max(name_width, info.name.size());
+    kind_width = std::max(kind_width, info.kind.size());
+  }
+  out << "  " << std::left << std::setw(static_cast<int>(name_width)) << "op" << "  "
+      << std::setw(static_cast<int>(kind_width)) << "kind" << "  " << std::right
+      << std::setw(8) << "tasks" << "  " << std::setw(12) << "projected" << "  " << std::left
+      << std::setw(7) << "output" << "  " << "fused\n";
+  for (std::size_t i = 0; i < state_->infos.size(); ++i) {
+    const OpInfo& info = state_->infos[i];
+    std::string fused;
+    for (const std::string& member : info.fused) {
+      fused += (fused.empty() ? "" : " -> ") + member;
+    }
+    std::string reads;
+    for (const std::string& source : state_->sources[i]) reads += (reads.empty() ? "" : ", ") + source;
+    for (const int input : info.inputs) {
+      reads += (reads.empty() ? "" : ", ") + state_->infos[static_cast<std::size_t>(input)].name;
+    }
+    out << "  " << std::left << std::setw(static_cast<int>(name_width)) << info.name << "  "
+        << std::setw(static_cast<int>(kind_width)) << info.kind << "  " << std::right
+        << std::setw(8) << info.num_tasks << "  " << std::setw(12)
+        << format_bytes(info.projected_mem) << "  " << std::left << std::setw(7)
+        << TierName(info.tier) << "  " << fused;
+    if (!reads.empty()) out << "  (reads " << reads << ")";
+    out << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace tessera

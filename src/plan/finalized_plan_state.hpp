@@ -1,0 +1,30 @@
+// What a FinalizedPlan holds. Internal to src/plan.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fused_op.hpp"
+#include "tessera/plan/finalized_plan.hpp"
+
+namespace tessera {
+
+struct FinalizedPlan::State {
+  Spec spec;
+  std::vector<std::shared_ptr<FusedOp>> ops;  // in dependency order
+  std::vector<std::shared_ptr<ExecutableOp>> executable;
+  std::vector<OpInfo> infos;
+  std::vector<std::vector<std::string>> sources;  // per op: stored arrays it reads
+  std::vector<std::int64_t> worst_tasks;          // per op: the task of its projection
+  std::vector<int> result_ops;                    // per requested output: its op
+  std::filesystem::path work_directory;           // disk intermediates ("" = none)
+
+  State() = default;
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  ~State();
+};
+
+}  // namespace tessera

@@ -1,0 +1,322 @@
+// Binary elementwise ops: their numpy semantics (one struct each, see elementwise_ops.hpp),
+// signatures and loops.
+#include <cmath>
+#include <concepts>
+#include <functional>
+#include <limits>
+#include <numbers>
+#include <string>
+
+#include "elementwise_kernels.hpp"
+#include "elementwise_ops.hpp"
+#include "tessera/core/type_promotion.hpp"
+
+namespace tessera::kernels {
+namespace {
+
+using detail::Boolean;
+using detail::Integer;
+using detail::Number;
+using detail::Real;
+
+// Numbers, and bool where the op names a bool function.
+// clang-format off
+template <class T, class BoolFn>
+concept ArithmeticOperand = Number<T> || (Boolean<T> && !std::is_void_v<BoolFn>);
+// clang-format on
+
+// add, subtract, multiply: Fn wrapping on integers; on bool, BoolFn (void: undefined).
+template <class Fn, class BoolFn>
+struct Arithmetic : detail::Same {
+  template <ArithmeticOperand<BoolFn> T>
+  static T Apply(T a, T b) {
+    if constexpr (Boolean<T>) {
+      return BoolFn{}(a, b);
+    } else if constexpr (Integer<T>) {
+      return detail::Wrap<Fn>(a, b);
+    } else {
+      return Fn{}(a, b);
+    }
+  }
+};
+
+// True division; integer and bool operands compute in float64 (numpy's only loop).
+struct Divide {
+  template <class T>
+  using Compute = std::conditional_t<Real<T>, T, double>;
+  template <Real T>
+  static T Apply(T a, T b) {
+    return a / b;
+  }
+};
+
+// numpy's npy_divmod: the floor quotient, and the remainder with the divisor's sign
+// in *modulus. REQUIRES: b != 0.
+template <Real T>
+T FloorDivmod(T a, T b, T* modulus) {
+  T mod = std::fmod(a, b);
+  T div = (a - mod) / b;  // very nearly an integer
+  if (mod != 0) {
+    if (std::isless(b, T{0}) != std::isless(mod, T{0})) {
+      mod += b;
+      div -= T{1};
+    }
+  } else {
+    mod = std::copysign(T{0}, b);
+  }
+  T floor_div;
+  if (div != 0) {
+    floor_div = std::floor(div);
+    if (std::isgreater(div - floor_div, T{0.5})) floor_div += T{1};  // snap to the integer
+  } else {
+    floor_div = std::copysign(T{0}, a / b);
+  }
+  *modulus = mod;
+  return floor_div;
+}
+
+struct FloorDivide : detail::IntegerFromBool {
+  template <Number T>
+  static T Apply(T a, T b) {
+    if constexpr (Real<T>) {
+      T mod;
+      return b == 0 ? a / b : FloorDivmod(a, b, &mod);  // x // 0.0 is inf or nan
+    } else {
+      if (b == 0) return T{0};
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return detail::Wrap<std::minus<>>(T{0}, a);  // INT_MIN // -1 wraps
+      }
+      const T quotient = static_cast<T>(a / b);
+      const bool inexact = static_cast<T>(a % b) != 0;
+      return inexact && ((a < 0) != (b < 0)) ? static_cast<T>(quotient - 1) : quotient;
+    }
+  }
+};
+
+struct Remainder : detail::IntegerFromBool {
+  template <Number T>
+  static T Apply(T a, T b) {
+    if constexpr (Real<T>) {
+      T mod = std::fmod(a, b);  // nan for b == 0
+      if (b != 0) FloorDivmod(a, b, &mod);
+      return mod;
+    } else {
+      if (b == 0) return T{0};
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return T{0};  // INT_MIN % -1 would overflow
+      }
+      const T rest = static_cast<T>(a % b);
+      return rest != 0 && ((rest < 0) != (b < 0)) ? static_cast<T>(rest + b) : rest;
+    }
+  }
+};
+
+struct Pow : detail::IntegerFromBool {
+  template <Number T>
+  static T Apply(T base, T exponent) {
+    if constexpr (Real<T>) {
+      return std::pow(base, exponent);
+    } else {
+      if constexpr (std::is_signed_v<T>) {
+        if (exponent < 0) return T{0};  // numpy raises; the header documents 0
+      }
+      T result = 1;  // by squaring, wrapping as numpy
+      for (auto bits = static_cast<std::make_unsigned_t<T>>(exponent); bits != 0; bits >>= 1) {
+        if (bits & 1u) result = detail::Wrap<std::multiplies<>>(result, base);
+        base = detail::Wrap<std::multiplies<>>(base, base);
+      }
+      return result;
+    }
+  }
+};
+
+// maximum (kMax) and minimum as numpy's SIMD loops: NaN propagates from either
+// operand, and of two equal values (0.0 and -0.0) the second is returned.
+template <bool kMax>
+struct Extremum : detail::Same {
+  template <class T>
+  static T Apply(T a, T b) {
+    const bool take_a = kMax ? a > b : a < b;
+    if constexpr (Real<T>) {
+      return take_a || std::isnan(a) ? a : b;
+    } else {
+      return take_a ? a : b;
+    }
+  }
+};
+
+// atan2, hypot, copysign: Fn on floats; integer and bool operands compute in FloatFor.
+template <class Fn>
+struct Math : detail::FloatMath {
+  template <Real T>
+  static T Apply(T a, T b) {
+    return Fn{}(a, b);
+  }
+};
+
+// numpy's npy_logaddexp: log(exp(a) + exp(b)) without overflow.
+struct LogAddExpFn {
+  template <Real T>
+  T operator()(T a, T b) const {
+    if (a == b) return a + std::numbers::ln2_v<T>;  // also infinities of one sign
+    const T difference = a - b;
+    if (difference > 0) return a + std::log1p(std::exp(-difference));
+    if (difference <= 0) return b + std::log1p(std::exp(difference));
+    return difference;  // NaN
+  }
+};
+
+// ==, <, ...: Fn on the operands; logical_and, ...: Fn on (operand != 0).
+template <class Fn>
+struct Compare : detail::Same {
+  template <class T>
+  static bool Apply(T a, T b) {
+    return Fn{}(a, b);
+  }
+};
+template <class Fn>
+struct Logical : detail::Same {
+  template <class T>
+  static bool Apply(T a, T b) {
+    return Fn{}(a != T{0}, b != T{0});
+  }
+};
+
+template <class Fn>
+struct Bitwise : detail::Same {
+  template <std::integral T>  // bool included
+  static T Apply(T a, T b) {
+    return static_cast<T>(Fn{}(a, b));
+  }
+};
+
+// Shifts by a count outside [0, bits) give 0, or -1 for a right shift of a negative
+// value (numpy's npy_lshift/npy_rshift).
+template <bool kLeft>
+struct Shift : detail::IntegerFromBool {
+  template <Integer T>
+  static T Apply(T a, T count) {
+    constexpr auto kBits =
+        static_cast<std::uint64_t>(std::numeric_limits<std::make_unsigned_t<T>>::digits);
+    // A negative count converts to a huge unsigned one: one comparison checks both ends.
+    const bool in_range = static_cast<std::uint64_t>(count) < kBits;
+    if constexpr (kLeft) {
+      return in_range ? static_cast<T>(static_cast<detail::WrapType<T>>(a) << count) : T{0};
+    } else {
+      return in_range ? static_cast<T>(a >> count) : (a < 0 ? static_cast<T>(-1) : T{0});
+    }
+  }
+};
+
+// clang-format off
+using Add = Arithmetic<std::plus<>, std::logical_or<>>;
+using Subtract = Arithmetic<std::minus<>, void>;
+using Multiply = Arithmetic<std::multiplies<>, std::logical_and<>>;
+using Atan2 = Math<decltype([](auto a, auto b) { return std::atan2(a, b); })>;
+using Hypot = Math<decltype([](auto a, auto b) { return std::hypot(a, b); })>;
+using Copysign = Math<decltype([](auto a, auto b) { return std::copysign(a, b); })>;
+// clang-format on
+
+// Calls fn(Op{}, name) with the op struct of `op` and its array API name.
+template <class Fn>
+decltype(auto) VisitBinaryOp(BinaryOp op, Fn&& fn) {
+  // clang-format off
+  switch (op) {
+    case BinaryOp::kAdd: return fn(Add{}, "add");
+    case BinaryOp::kSubtract: return fn(Subtract{}, "subtract");
+    case BinaryOp::kMultiply: return fn(Multiply{}, "multiply");
+    case BinaryOp::kDivide: return fn(Divide{}, "divide");
+    case BinaryOp::kFloorDivide: return fn(FloorDivide{}, "floor_divide");
+    case BinaryOp::kRemainder: return fn(Remainder{}, "remainder");
+    case BinaryOp::kPow: return fn(Pow{}, "pow");
+    case BinaryOp::kMaximum: return fn(Extremum<true>{}, "maximum");
+    case BinaryOp::kMinimum: return fn(Extremum<false>{}, "minimum");
+    case BinaryOp::kAtan2: return fn(Atan2{}, "atan2");
+    case BinaryOp::kHypot: return fn(Hypot{}, "hypot");
+    case BinaryOp::kLogaddexp: return fn(Math<LogAddExpFn>{}, "logaddexp");
+    case BinaryOp::kCopysign: return fn(Copysign{}, "copysign");
+    case BinaryOp::kEqual: return fn(Compare<std::equal_to<>>{}, "equal");
+    case BinaryOp::kNotEqual: return fn(Compare<std::not_equal_to<>>{}, "not_equal");
+    case BinaryOp::kLess: return fn(Compare<std::less<>>{}, "less");
+    case BinaryOp::kLessEqual: return fn(Compare<std::less_equal<>>{}, "less_equal");
+    case BinaryOp::kGreater: return fn(Compare<std::greater<>>{}, "greater");
+    case BinaryOp::kGreaterEqual: return fn(Compare<std::greater_equal<>>{}, "greater_equal");
+    case BinaryOp::kLogicalAnd: return fn(Logical<std::logical_and<>>{}, "logical_and");
+    case BinaryOp::kLogicalOr: return fn(Logical<std::logical_or<>>{}, "logical_or");
+    case BinaryOp::kLogicalXor: return fn(Logical<std::not_equal_to<>>{}, "logical_xor");
+    case BinaryOp::kBitwiseAnd: return fn(Bitwise<std::bit_and<>>{}, "bitwise_and");
+    case BinaryOp::kBitwiseOr: return fn(Bitwise<std::bit_or<>>{}, "bitwise_or");
+    case BinaryOp::kBitwiseXor: return fn(Bitwise<std::bit_xor<>>{}, "bitwise_xor");
+    case BinaryOp::kBitwiseLeftShift: return fn(Shift<true>{}, "bitwise_left_shift");
+    case BinaryOp::kBitwiseRightShift: break;
+  }
+  // clang-format on
+  return fn(Shift<false>{}, "bitwise_right_shift");
+}
+
+template <class Op, class T>
+concept DefinedFor = requires(typename Op::template Compute<T> x) {
+  Op::Apply(x, x);
+};
+
+template <class Op, class In>
+void BinaryLoop(const void* a, const void* b, void* out, std::int64_t n) {
+  using Compute = typename Op::template Compute<In>;
+  using Out = decltype(Op::Apply(Compute{}, Compute{}));
+  const In* __restrict left = static_cast<const In*>(a);
+  const In* __restrict right = static_cast<const In*>(b);
+  Out* __restrict target = static_cast<Out*>(out);
+  for (std::int64_t i = 0; i < n; ++i) {
+    target[i] = Op::Apply(static_cast<Compute>(left[i]), static_cast<Compute>(right[i]));
+  }
+}
+
+}  // namespace
+
+std::string_view Name(BinaryOp op) {
+  return VisitBinaryOp(op, [](auto, std::string_view name) { return name; });
+}
+
+Signature ResolveBinary(BinaryOp op, DType a, DType b) {
+  return VisitBinaryOp(op, [&](auto op_tag, std::string_view name) {
+    using Op = decltype(op_tag);
+    // The float functions pick a float for each operand first (numpy: atan2(int8, uint16)
+    // is float32, where int8 and uint16 alone would promote to int32).
+    const DType promoted = std::is_base_of_v<detail::FloatMath, Op>
+                               ? ResultType(FloatingResultType(a), FloatingResultType(b))
+                               : ResultType(a, b);
+    return VisitDType(promoted, [&](auto tag) -> Signature {
+      using T = typename decltype(tag)::type;
+      if constexpr (DefinedFor<Op, T>) {
+        using Compute = typename Op::template Compute<T>;
+        return {DTypeOf<Compute>(), DTypeOf<decltype(Op::Apply(Compute{}, Compute{}))>()};
+      } else {
+        const std::string dtypes = a == b ? std::string(a.name())
+                                          : std::string(a.name()) + " and " +
+                                                std::string(b.name()) + " (which promote to " +
+                                                std::string(promoted.name()) + ")";
+        throw detail::NotDefined(name, dtypes,
+                                 op == BinaryOp::kSubtract
+                                     ? "use logical_xor for booleans, or cast with astype first"
+                                     : "cast with astype first");
+      }
+    });
+  });
+}
+
+BinaryKernel GetBinaryKernel(BinaryOp op, DType input) {
+  ResolveBinary(op, input, input);  // throws when undefined
+  return VisitBinaryOp(op, [&](auto op_tag, std::string_view) {
+    using Op = decltype(op_tag);
+    return VisitDType(input, [](auto tag) -> BinaryKernel {
+      using T = typename decltype(tag)::type;
+      if constexpr (DefinedFor<Op, T>) {
+        return &BinaryLoop<Op, T>;
+      } else {
+        return nullptr;  // unreachable: ResolveBinary threw
+      }
+    });
+  });
+}
+
+}  // namespace tessera::kernels

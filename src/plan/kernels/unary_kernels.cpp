@@ -1,0 +1,253 @@
+// Unary elementwise ops: their numpy semantics (one struct each, see elementwise_ops.hpp),
+// signatures and loops.
+#include <cmath>
+#include <concepts>
+#include <functional>
+
+#include "elementwise_kernels.hpp"
+#include "elementwise_ops.hpp"
+
+namespace tessera::kernels {
+namespace {
+
+using detail::Boolean;
+using detail::Integer;
+using detail::Number;
+using detail::Real;
+
+struct Negative : detail::Same {
+  template <Number T>
+  static T Apply(T x) {
+    if constexpr (Integer<T>) {
+      return detail::Wrap<std::minus<>>(T{0}, x);
+    } else {
+      return -x;
+    }
+  }
+};
+
+struct Positive : detail::Same {
+  template <Number T>
+  static T Apply(T x) {
+    return x;
+  }
+};
+
+struct Abs : detail::Same {
+  template <class T>
+  static T Apply(T x) {
+    if constexpr (Real<T>) {
+      return std::fabs(x);
+    } else if constexpr (std::is_signed_v<T>) {
+      return x < 0 ? detail::Wrap<std::minus<>>(T{0}, x) : x;  // abs(INT_MIN) == INT_MIN
+    } else {
+      return x;
+    }
+  }
+};
+
+struct Sign : detail::Same {
+  template <Number T>
+  static T Apply(T x) {
+    if constexpr (Real<T>) {
+      return x > 0 ? T{1} : (x < 0 ? T{-1} : (x == 0 ? T{0} : x));  // NaN stays NaN
+    } else if constexpr (std::is_signed_v<T>) {
+      return static_cast<T>(x > 0 ? 1 : (x < 0 ? -1 : 0));
+    } else {
+      return static_cast<T>(x > 0 ? 1 : 0);
+    }
+  }
+};
+
+struct Square : detail::IntegerFromBool {
+  template <Number T>
+  static T Apply(T x) {
+    if constexpr (Integer<T>) {
+      return detail::Wrap<std::multiplies<>>(x, x);
+    } else {
+      return x * x;
+    }
+  }
+};
+
+// exp, log, sin, ...: Fn on floats; integer and bool operands compute in FloatFor.
+template <class Fn>
+struct Math : detail::FloatMath {
+  template <Real T>
+  static T Apply(T x) {
+    return Fn{}(x);
+  }
+};
+
+// floor, ceil, trunc, round: Fn on floats, the identity on integers and bool.
+template <class Fn>
+struct Rounding : detail::Same {
+  template <class T>
+  static T Apply(T x) {
+    if constexpr (Real<T>) {
+      return Fn{}(x);
+    } else {
+      return x;
+    }
+  }
+};
+
+// isnan, isinf, isfinite: Fn on floats; integers and bool are never NaN or infinite.
+template <class Fn, bool kIntegerResult>
+struct Classify : detail::Same {
+  template <class T>
+  static bool Apply(T x) {
+    if constexpr (Real<T>) {
+      return Fn{}(x);
+    } else {
+      return kIntegerResult;
+    }
+  }
+};
+
+struct LogicalNot : detail::Same {
+  template <class T>
+  static bool Apply(T x) {
+    return x == T{0};
+  }
+};
+
+struct BitwiseInvert : detail::Same {
+  template <std::integral T>  // bool included
+  static T Apply(T x) {
+    if constexpr (Boolean<T>) {
+      return !x;
+    } else {
+      return static_cast<T>(~x);
+    }
+  }
+};
+
+// The ops that apply a <cmath> function: Fn{}(x) on the compute type (float -> expf).
+// clang-format off
+using Sqrt = Math<decltype([](auto x) { return std::sqrt(x); })>;
+using Exp = Math<decltype([](auto x) { return std::exp(x); })>;
+using Expm1 = Math<decltype([](auto x) { return std::expm1(x); })>;
+using Log = Math<decltype([](auto x) { return std::log(x); })>;
+using Log1p = Math<decltype([](auto x) { return std::log1p(x); })>;
+using Log2 = Math<decltype([](auto x) { return std::log2(x); })>;
+using Log10 = Math<decltype([](auto x) { return std::log10(x); })>;
+using Sin = Math<decltype([](auto x) { return std::sin(x); })>;
+using Cos = Math<decltype([](auto x) { return std::cos(x); })>;
+using Tan = Math<decltype([](auto x) { return std::tan(x); })>;
+using Asin = Math<decltype([](auto x) { return std::asin(x); })>;
+using Acos = Math<decltype([](auto x) { return std::acos(x); })>;
+using Atan = Math<decltype([](auto x) { return std::atan(x); })>;
+using Sinh = Math<decltype([](auto x) { return std::sinh(x); })>;
+using Cosh = Math<decltype([](auto x) { return std::cosh(x); })>;
+using Tanh = Math<decltype([](auto x) { return std::tanh(x); })>;
+using Asinh = Math<decltype([](auto x) { return std::asinh(x); })>;
+using Acosh = Math<decltype([](auto x) { return std::acosh(x); })>;
+using Atanh = Math<decltype([](auto x) { return std::atanh(x); })>;
+using Floor = Rounding<decltype([](auto x) { return std::floor(x); })>;
+using Ceil = Rounding<decltype([](auto x) { return std::ceil(x); })>;
+using Trunc = Rounding<decltype([](auto x) { return std::trunc(x); })>;
+// Half to even, as numpy: nearbyint under the default rounding mode.
+using Round = Rounding<decltype([](auto x) { return std::nearbyint(x); })>;
+using IsNan = Classify<decltype([](auto x) { return std::isnan(x); }), false>;
+using IsInf = Classify<decltype([](auto x) { return std::isinf(x); }), false>;
+using IsFinite = Classify<decltype([](auto x) { return std::isfinite(x); }), true>;
+// clang-format on
+
+// Calls fn(Op{}, name) with the op struct of `op` and its array API name.
+template <class Fn>
+decltype(auto) VisitUnaryOp(UnaryOp op, Fn&& fn) {
+  // clang-format off
+  switch (op) {
+    case UnaryOp::kNegative: return fn(Negative{}, "negative");
+    case UnaryOp::kPositive: return fn(Positive{}, "positive");
+    case UnaryOp::kAbs: return fn(Abs{}, "abs");
+    case UnaryOp::kSign: return fn(Sign{}, "sign");
+    case UnaryOp::kSquare: return fn(Square{}, "square");
+    case UnaryOp::kSqrt: return fn(Sqrt{}, "sqrt");
+    case UnaryOp::kExp: return fn(Exp{}, "exp");
+    case UnaryOp::kExpm1: return fn(Expm1{}, "expm1");
+    case UnaryOp::kLog: return fn(Log{}, "log");
+    case UnaryOp::kLog1p: return fn(Log1p{}, "log1p");
+    case UnaryOp::kLog2: return fn(Log2{}, "log2");
+    case UnaryOp::kLog10: return fn(Log10{}, "log10");
+    case UnaryOp::kSin: return fn(Sin{}, "sin");
+    case UnaryOp::kCos: return fn(Cos{}, "cos");
+    case UnaryOp::kTan: return fn(Tan{}, "tan");
+    case UnaryOp::kAsin: return fn(Asin{}, "asin");
+    case UnaryOp::kAcos: return fn(Acos{}, "acos");
+    case UnaryOp::kAtan: return fn(Atan{}, "atan");
+    case UnaryOp::kSinh: return fn(Sinh{}, "sinh");
+    case UnaryOp::kCosh: return fn(Cosh{}, "cosh");
+    case UnaryOp::kTanh: return fn(Tanh{}, "tanh");
+    case UnaryOp::kAsinh: return fn(Asinh{}, "asinh");
+    case UnaryOp::kAcosh: return fn(Acosh{}, "acosh");
+    case UnaryOp::kAtanh: return fn(Atanh{}, "atanh");
+    case UnaryOp::kFloor: return fn(Floor{}, "floor");
+    case UnaryOp::kCeil: return fn(Ceil{}, "ceil");
+    case UnaryOp::kTrunc: return fn(Trunc{}, "trunc");
+    case UnaryOp::kRound: return fn(Round{}, "round");
+    case UnaryOp::kIsNan: return fn(IsNan{}, "isnan");
+    case UnaryOp::kIsInf: return fn(IsInf{}, "isinf");
+    case UnaryOp::kIsFinite: return fn(IsFinite{}, "isfinite");
+    case UnaryOp::kLogicalNot: return fn(LogicalNot{}, "logical_not");
+    case UnaryOp::kBitwiseInvert: break;
+  }
+  // clang-format on
+  return fn(BitwiseInvert{}, "bitwise_invert");
+}
+
+template <class Op, class T>
+concept DefinedFor = requires(typename Op::template Compute<T> x) {
+  Op::Apply(x);
+};
+
+template <class Op, class In>
+void UnaryLoop(const void* in, void* out, std::int64_t n) {
+  using Compute = typename Op::template Compute<In>;
+  using Out = decltype(Op::Apply(Compute{}));
+  const In* __restrict source = static_cast<const In*>(in);
+  Out* __restrict target = static_cast<Out*>(out);
+  for (std::int64_t i = 0; i < n; ++i) target[i] = Op::Apply(static_cast<Compute>(source[i]));
+}
+
+}  // namespace
+
+std::string_view Name(UnaryOp op) {
+  return VisitUnaryOp(op, [](auto, std::string_view name) { return name; });
+}
+
+Signature ResolveUnary(UnaryOp op, DType operand) {
+  return VisitUnaryOp(op, [&](auto op_tag, std::string_view name) {
+    using Op = decltype(op_tag);
+    return VisitDType(operand, [&](auto tag) -> Signature {
+      using T = typename decltype(tag)::type;
+      if constexpr (DefinedFor<Op, T>) {
+        using Compute = typename Op::template Compute<T>;
+        return {DTypeOf<Compute>(), DTypeOf<decltype(Op::Apply(Compute{}))>()};
+      } else {
+        throw detail::NotDefined(name, operand.name(),
+                                 op == UnaryOp::kNegative
+                                     ? "use logical_not to flip booleans, or cast with astype first"
+                                     : "cast with astype first");
+      }
+    });
+  });
+}
+
+UnaryKernel GetUnaryKernel(UnaryOp op, DType input) {
+  ResolveUnary(op, input);  // throws when undefined
+  return VisitUnaryOp(op, [&](auto op_tag, std::string_view) {
+    using Op = decltype(op_tag);
+    return VisitDType(input, [](auto tag) -> UnaryKernel {
+      using T = typename decltype(tag)::type;
+      if constexpr (DefinedFor<Op, T>) {
+        return &UnaryLoop<Op, T>;
+      } else {
+        return nullptr;  // unreachable: ResolveUnary threw
+      }
+    });
+  });
+}
+
+}  // namespace tessera::kernels

@@ -1,0 +1,287 @@
+#include "tessera/plan/node.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <utility>
+
+#include "kernels/op_lookup.hpp"
+#include "node_detail.hpp"
+#include "tessera/core/errors.hpp"
+#include "tessera/core/type_promotion.hpp"
+#include "tessera/storage/zarr_array.hpp"
+
+namespace tessera {
+namespace {
+
+std::string UniqueName(std::string_view op) {
+  static std::atomic<std::int64_t> counter{0};
+  return std::string(op) + "-" + std::to_string(counter.fetch_add(1) + 1);
+}
+
+NodePtr MakeNode(NodeKind kind, std::string op, Shape shape, Shape chunks, DType dtype,
+                 std::vector<NodePtr> inputs, NodeDetail detail) {
+  return std::make_shared<const Node>(kind, std::move(op), std::move(shape), std::move(chunks),
+                                      dtype, std::move(inputs),
+                                      std::make_shared<const NodeDetail>(std::move(detail)));
+}
+
+// Chunks for a computed array of `shape`: `chunks` validated, or one block per
+// dimension when empty.
+Shape CheckedChunks(const Shape& shape, Shape chunks, std::string_view op) {
+  if (chunks.empty() && !shape.empty()) {
+    chunks.resize(shape.size());
+    for (std::size_t d = 0; d < shape.size(); ++d) chunks[d] = std::max<Index>(shape[d], 1);
+  }
+  if (chunks.size() != shape.size()) {
+    throw InvalidArgument(std::string(op) + ": chunks " + ShapeToString(chunks) + " have " +
+                          std::to_string(chunks.size()) + " dimensions but the shape " +
+                          ShapeToString(shape) + " has " + std::to_string(shape.size()));
+  }
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] < 0) {
+      throw InvalidArgument(std::string(op) + ": shape " + ShapeToString(shape) +
+                            " has a negative extent");
+    }
+    if (chunks[d] < 1) {
+      throw InvalidArgument(std::string(op) + ": chunks " + ShapeToString(chunks) +
+                            " must be >= 1 in every dimension");
+    }
+  }
+  ShapeSize(shape);  // overflow check
+  return chunks;
+}
+
+// The operand's dimension that lines up with result dimension `d` (numpy broadcasting
+// aligns trailing dimensions), or -1 when the operand has no such dimension.
+int AlignedDim(const Node& operand, int result_ndim, int d) {
+  const int dim = d - (result_ndim - operand.ndim());
+  return dim >= 0 ? dim : -1;
+}
+
+// Chunks of an elementwise result: per dimension, those of the first operand that spans
+// it, preferring stored or computed operands over generators (whose chunking is free).
+Shape ResultChunks(const Shape& shape, std::span<const NodePtr> operands) {
+  const int ndim = static_cast<int>(shape.size());
+  Shape chunks(shape.size());
+  for (int d = 0; d < ndim; ++d) {
+    Index chosen = 0;
+    for (int pass = 0; pass < 2 && chosen == 0; ++pass) {
+      for (const NodePtr& operand : operands) {
+        if (pass == 0 && IsGenerator(operand->kind())) continue;
+        const int dim = AlignedDim(*operand, ndim, d);
+        if (dim >= 0 && operand->shape()[static_cast<std::size_t>(dim)] == shape[static_cast<std::size_t>(d)]) {
+          chosen = operand->chunks()[static_cast<std::size_t>(dim)];
+          break;
+        }
+      }
+    }
+    chunks[static_cast<std::size_t>(d)] = chosen > 0 ? chosen : std::max<Index>(shape[static_cast<std::size_t>(d)], 1);
+  }
+  return chunks;
+}
+
+// x as dtype `dtype`: x itself when it already is; a constant is converted directly.
+NodePtr CastTo(NodePtr x, DType dtype) {
+  if (x->dtype() == dtype) return x;
+  return MakeAsType(std::move(x), dtype);
+}
+
+NodePtr BroadcastTo(NodePtr x, const Shape& shape, const Shape& chunks) {
+  if (x->shape() == shape) return x;
+  if (x->kind() == NodeKind::kConstant) {
+    return MakeConstant(shape, x->detail().constant, x->dtype(), chunks, x->op());
+  }
+  const DType dtype = x->dtype();
+  return MakeNode(NodeKind::kBroadcast, "broadcast_to", shape, chunks, dtype, {std::move(x)},
+                  NodeDetail{});
+}
+
+}  // namespace
+
+bool IsElementwise(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::kUnary:
+    case NodeKind::kBinary:
+    case NodeKind::kWhere:
+    case NodeKind::kAsType:
+    case NodeKind::kBroadcast:
+      return true;
+    default:
+      return IsGenerator(kind);
+  }
+}
+
+bool IsGenerator(NodeKind kind) {
+  return kind == NodeKind::kConstant || kind == NodeKind::kArange || kind == NodeKind::kRandom;
+}
+
+bool IsSource(NodeKind kind) { return kind == NodeKind::kZarr || kind == NodeKind::kInMemory; }
+
+Node::Node(NodeKind kind, std::string op, Shape shape, Shape chunks, DType dtype,
+           std::vector<NodePtr> inputs, std::shared_ptr<const NodeDetail> detail)
+    : name_(UniqueName(op)),
+      kind_(kind),
+      op_(std::move(op)),
+      shape_(std::move(shape)),
+      chunks_(std::move(chunks)),
+      dtype_(dtype),
+      inputs_(std::move(inputs)),
+      detail_(std::move(detail)) {}
+
+Shape BroadcastShapes(const Shape& a, const Shape& b) {
+  const std::size_t ndim = std::max(a.size(), b.size());
+  Shape result(ndim);
+  for (std::size_t i = 0; i < ndim; ++i) {
+    const Index x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const Index y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (x != y && x != 1 && y != 1) {
+      throw InvalidArgument("shapes " + ShapeToString(a) + " and " + ShapeToString(b) +
+                            " cannot be broadcast together (dimension " +
+                            std::to_string(ndim - 1 - i) + ": " + std::to_string(x) + " vs " +
+                            std::to_string(y) + ")");
+    }
+    result[ndim - 1 - i] = x == 1 ? y : x;
+  }
+  return result;
+}
+
+NodePtr MakeZarrSource(std::shared_ptr<Store> store, std::string path) {
+  auto array = std::make_shared<const ZarrArray>(ZarrArray::Open(std::move(store), std::move(path)));
+  const ZarrMetadata& meta = array->metadata();
+  NodeDetail detail;
+  detail.zarr = array;
+  return MakeNode(NodeKind::kZarr, "from_zarr", meta.shape, meta.chunks, meta.dtype, {},
+                  std::move(detail));
+}
+
+NodePtr MakeInMemory(NDArray data, Shape chunks) {
+  Shape shape = data.shape();
+  chunks = CheckedChunks(shape, std::move(chunks), "asarray");
+  const DType dtype = data.dtype();
+  NodeDetail detail;
+  detail.data = std::make_shared<const NDArray>(std::move(data));
+  return MakeNode(NodeKind::kInMemory, "asarray", std::move(shape), std::move(chunks), dtype, {},
+                  std::move(detail));
+}
+
+NodePtr MakeConstant(Shape shape, Scalar value, DType dtype, Shape chunks, std::string op) {
+  chunks = CheckedChunks(shape, std::move(chunks), op);
+  NodeDetail detail;
+  detail.constant = value;
+  return MakeNode(NodeKind::kConstant, std::move(op), std::move(shape), std::move(chunks), dtype,
+                  {}, std::move(detail));
+}
+
+NodePtr MakeArange(double start, double step, Index length, DType dtype, Shape chunks) {
+  if (step == 0) throw InvalidArgument("arange: step must not be 0");
+  if (length < 0) length = 0;
+  Shape shape{length};
+  chunks = CheckedChunks(shape, std::move(chunks), "arange");
+  NodeDetail detail;
+  detail.start = start;
+  detail.step = step;
+  return MakeNode(NodeKind::kArange, "arange", std::move(shape), std::move(chunks), dtype, {},
+                  std::move(detail));
+}
+
+NodePtr MakeRandom(Shape shape, Shape chunks, std::uint64_t seed) {
+  chunks = CheckedChunks(shape, std::move(chunks), "random");
+  NodeDetail detail;
+  detail.seed = seed;
+  return MakeNode(NodeKind::kRandom, "random", std::move(shape), std::move(chunks), float64, {},
+                  std::move(detail));
+}
+
+NodePtr MakeUnary(std::string_view op, NodePtr x) {
+  const kernels::UnaryOp unary = kernels::UnaryOpFromName(op);
+  const kernels::Signature signature = kernels::ResolveUnary(unary, x->dtype());
+  x = CastTo(std::move(x), signature.input);
+  NodeDetail detail;
+  detail.unary = kernels::GetUnaryKernel(unary, signature.input);
+  Shape shape = x->shape();
+  Shape chunks = x->chunks();
+  return MakeNode(NodeKind::kUnary, std::string(op), std::move(shape), std::move(chunks),
+                  signature.output, {std::move(x)}, std::move(detail));
+}
+
+NodePtr MakeBinary(std::string_view op, NodePtr x, NodePtr y) {
+  const kernels::BinaryOp binary = kernels::BinaryOpFromName(op);
+  const kernels::Signature signature = kernels::ResolveBinary(binary, x->dtype(), y->dtype());
+  Shape shape = BroadcastShapes(x->shape(), y->shape());
+  const NodePtr operands[] = {x, y};
+  Shape chunks = ResultChunks(shape, operands);
+  x = BroadcastTo(CastTo(std::move(x), signature.input), shape, chunks);
+  y = BroadcastTo(CastTo(std::move(y), signature.input), shape, chunks);
+  NodeDetail detail;
+  detail.binary = kernels::GetBinaryKernel(binary, signature.input);
+  return MakeNode(NodeKind::kBinary, std::string(op), std::move(shape), std::move(chunks),
+                  signature.output, {std::move(x), std::move(y)}, std::move(detail));
+}
+
+NodePtr MakeBinaryWithScalar(std::string_view op, NodePtr x, const Scalar& y, bool scalar_first) {
+  const DType dtype = ResultTypeWithScalar(x->dtype(), y.kind());
+  NodePtr constant = MakeConstant(x->shape(), y, dtype, x->chunks());
+  return scalar_first ? MakeBinary(op, std::move(constant), std::move(x))
+                      : MakeBinary(op, std::move(x), std::move(constant));
+}
+
+NodePtr MakeWhere(NodePtr condition, NodePtr x, NodePtr y) {
+  const DType dtype = ResultType(x->dtype(), y->dtype());
+  Shape shape = BroadcastShapes(BroadcastShapes(condition->shape(), x->shape()), y->shape());
+  const NodePtr operands[] = {condition, x, y};
+  Shape chunks = ResultChunks(shape, operands);
+  condition = BroadcastTo(CastTo(std::move(condition), bool_), shape, chunks);
+  x = BroadcastTo(CastTo(std::move(x), dtype), shape, chunks);
+  y = BroadcastTo(CastTo(std::move(y), dtype), shape, chunks);
+  NodeDetail detail;
+  detail.where = kernels::GetWhereKernel(dtype);
+  return MakeNode(NodeKind::kWhere, "where", std::move(shape), std::move(chunks), dtype,
+                  {std::move(condition), std::move(x), std::move(y)}, std::move(detail));
+}
+
+NodePtr MakeAsType(NodePtr x, DType dtype) {
+  NodeDetail detail;
+  detail.cast = kernels::GetCastKernel(x->dtype(), dtype);
+  Shape shape = x->shape();
+  Shape chunks = x->chunks();
+  return MakeNode(NodeKind::kAsType, "astype", std::move(shape), std::move(chunks), dtype,
+                  {std::move(x)}, std::move(detail));
+}
+
+NodePtr MakeBroadcast(NodePtr x, Shape shape) {
+  const Shape combined = BroadcastShapes(x->shape(), shape);
+  if (combined != shape) {
+    throw InvalidArgument("broadcast_to: cannot broadcast shape " + ShapeToString(x->shape()) +
+                          " to " + ShapeToString(shape));
+  }
+  const NodePtr operands[] = {x};
+  Shape chunks = ResultChunks(shape, operands);
+  return BroadcastTo(std::move(x), shape, chunks);
+}
+
+NodePtr MakeMapBlocks(BlockFunction fn, std::vector<NodePtr> inputs, Shape shape, Shape chunks,
+                      DType dtype, std::int64_t extra_projected_mem, std::string identity) {
+  if (!fn) throw InvalidArgument("map_blocks: the function is empty");
+  if (extra_projected_mem < 0) {
+    throw InvalidArgument("map_blocks: extra_projected_mem must be >= 0, got " +
+                          std::to_string(extra_projected_mem));
+  }
+  chunks = CheckedChunks(shape, std::move(chunks), "map_blocks");
+  for (const NodePtr& input : inputs) {
+    if (input->shape() != shape || input->chunks() != chunks) {
+      throw InvalidArgument("map_blocks: input " + input->name() + " has shape " +
+                            ShapeToString(input->shape()) + " and chunks " +
+                            ShapeToString(input->chunks()) + ", but the output has shape " +
+                            ShapeToString(shape) + " and chunks " + ShapeToString(chunks) +
+                            "; rechunk the input to the output's chunks first");
+    }
+  }
+  NodeDetail detail;
+  detail.function = std::move(fn);
+  detail.extra_projected_mem = extra_projected_mem;
+  detail.identity = identity.empty() ? "map_blocks" : std::move(identity);
+  return MakeNode(NodeKind::kMapBlocks, "map_blocks", std::move(shape), std::move(chunks), dtype,
+                  std::move(inputs), std::move(detail));
+}
+
+}  // namespace tessera

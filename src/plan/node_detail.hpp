@@ -1,0 +1,40 @@
+// NodeDetail: what each NodeKind needs to be computed, resolved when the node is built
+// (kernel pointers, the source array, the user's function). Internal to src/plan.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kernels/elementwise_kernels.hpp"
+#include "tessera/core/ndarray.hpp"
+#include "tessera/core/scalar.hpp"
+#include "tessera/plan/node.hpp"
+#include "tessera/storage/zarr_array.hpp"
+
+namespace tessera {
+
+struct NodeDetail {
+  // kZarr
+  std::shared_ptr<const ZarrArray> zarr;
+  // kInMemory
+  std::shared_ptr<const NDArray> data;
+  // kConstant
+  Scalar constant;
+  // kArange
+  double start = 0;
+  double step = 1;
+  // kRandom
+  std::uint64_t seed = 0;
+  // kUnary / kBinary / kWhere / kAsType (the kernel for the inputs' dtype)
+  kernels::UnaryKernel unary = nullptr;
+  kernels::BinaryKernel binary = nullptr;
+  kernels::WhereKernel where = nullptr;
+  kernels::CastKernel cast = nullptr;
+  // kMapBlocks
+  BlockFunction function;
+  std::int64_t extra_projected_mem = 0;
+  std::string identity;
+};
+
+}  // namespace tessera

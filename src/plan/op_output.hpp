@@ -1,0 +1,102 @@
+// Where arrays live while a plan runs, and what reading or writing them holds.
+//
+// StoredArray: a node's values that tasks read by region (a source, or the output of
+// an earlier op). OpOutput: the StoredArray an op writes block by block: the result
+// of compute(), an intermediate in RAM or on disk, or the user's Zarr target.
+// Every figure returned by a Project* method is exact for the implementation next to
+// it (all memory goes through tessera::Buffer), which is what lets the executor check
+// measured <= projected task by task.
+// Thread safety: Read and Write may run concurrently for different blocks.
+// Internal to src/plan.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/core/chunk_grid.hpp"
+#include "tessera/core/ndarray.hpp"
+#include "tessera/plan/executable_op.hpp"
+#include "tessera/plan/node.hpp"
+#include "tessera/plan/plan_options.hpp"
+#include "tessera/storage/codec.hpp"
+#include "tessera/storage/store.hpp"
+#include "tessera/storage/zarr_array.hpp"
+
+namespace tessera {
+
+class StoredArray {
+ public:
+  virtual ~StoredArray() = default;
+  // The values of `region` (single-threaded). The result may share memory with the
+  // store (read-only).
+  virtual std::shared_ptr<const NDArray> Read(const Region& region) const = 0;
+  // Bytes Read(region) allocates at its peak, its result included.
+  virtual std::int64_t ProjectRead(const Region& region) const = 0;
+  // Stored blocks Read(region) touches.
+  virtual Index BlocksTouched(const Region& region) const = 0;
+};
+
+// A stored Zarr array (from_zarr). Projections use the largest chunk now stored.
+std::shared_ptr<StoredArray> MakeZarrStoredArray(std::shared_ptr<const ZarrArray> array);
+// An array held in memory, cut into `chunks` (asarray).
+std::shared_ptr<StoredArray> MakeInMemoryStoredArray(std::shared_ptr<const NDArray> data,
+                                                     Shape chunks);
+
+class OpOutput : public StoredArray {
+ public:
+  virtual Tier tier() const = 0;
+  virtual void Prepare() = 0;
+  virtual bool Has(const Shape& block) const = 0;
+  // `data` has the block's shape and the array's dtype.
+  virtual void Write(const Shape& block, NDArray data) = 0;
+  // Bytes Write(block) allocates besides `data` (and keeps, for the memory tier).
+  virtual std::int64_t ProjectWrite(const Shape& block) const = 0;
+  virtual void Commit() = 0;
+  virtual void Release() = 0;
+};
+
+// The in-memory result of compute(): one NDArray of the whole shape, allocated by
+// Prepare (outside any task); Write copies a block in. TakeResult after Commit.
+class ResultOutput : public OpOutput {
+ public:
+  ResultOutput(Shape shape, Shape chunks, DType dtype);
+  Tier tier() const override { return Tier::kResult; }
+  void Prepare() override;
+  bool Has(const Shape&) const override { return false; }
+  void Write(const Shape& block, NDArray data) override;
+  std::int64_t ProjectWrite(const Shape&) const override { return 0; }
+  void Commit() override {}
+  void Release() override {}
+  std::shared_ptr<const NDArray> Read(const Region& region) const override;
+  std::int64_t ProjectRead(const Region& region) const override;
+  Index BlocksTouched(const Region& region) const override;
+  NDArray TakeResult();
+
+ private:
+  ChunkGrid grid_;
+  DType dtype_;
+  NDArray result_;
+};
+
+// An intermediate kept in RAM, block by block (Write keeps the block itself).
+std::shared_ptr<OpOutput> MakeMemoryTierOutput(Shape shape, Shape chunks, DType dtype);
+// An intermediate on local disk: a Zarr array under `directory` compressed with
+// `compressor` (nullopt: raw), removed by Release (and by its destructor).
+std::shared_ptr<OpOutput> MakeDiskTierOutput(Shape shape, Shape chunks, DType dtype,
+                                             std::filesystem::path directory,
+                                             std::optional<CodecConfig> compressor);
+
+// The user's target. A directory target is written to "<directory>.partial" and moved
+// into place by Commit, so readers never see a half-written array; with resume, the
+// chunks already in "<directory>.partial" from an interrupted run of the same array
+// (same .zarray) are kept and Has() reports them.
+std::shared_ptr<OpOutput> MakeZarrTargetOutput(Shape shape, Shape chunks, DType dtype,
+                                               ZarrTarget target);
+
+}  // namespace tessera

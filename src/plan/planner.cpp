@@ -1,0 +1,378 @@
+// Finalize: prune, fuse, choose tiers, project, check. See finalized_plan.hpp.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "finalized_plan_state.hpp"
+#include "fused_evaluator.hpp"
+#include "fused_op.hpp"
+#include "node_detail.hpp"
+#include "op_output.hpp"
+#include "tessera/core/byte_size.hpp"
+#include "tessera/core/errors.hpp"
+#include "tessera/plan/finalized_plan.hpp"
+
+namespace tessera {
+namespace {
+
+using NodeSet = std::unordered_set<const Node*>;
+
+// Every node `outputs` need, inputs before the nodes that read them.
+std::vector<NodePtr> TopologicalOrder(const std::vector<NodePtr>& outputs) {
+  std::vector<NodePtr> order;
+  NodeSet visited;
+  // Iterative DFS: deep chains must not overflow the stack.
+  std::vector<std::pair<NodePtr, std::size_t>> stack;
+  for (const NodePtr& output : outputs) {
+    if (visited.contains(output.get())) continue;
+    stack.emplace_back(output, 0);
+    visited.insert(output.get());
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      if (next < node->inputs().size()) {
+        const NodePtr& input = node->inputs()[next++];
+        if (visited.insert(input.get()).second) stack.emplace_back(input, 0);
+        continue;
+      }
+      order.push_back(node);
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
+// Does `consumer` read `input` block by block on the same grid (so `input` can be
+// computed inside the consumer's task)?
+bool ReadsAligned(const Node& consumer, const Node& input) {
+  if (IsGenerator(input.kind())) return true;  // computed from the index, any grid
+  if (consumer.kind() != NodeKind::kBroadcast) return consumer.chunks() == input.chunks();
+  const int offset = consumer.ndim() - input.ndim();
+  for (int d = 0; d < input.ndim(); ++d) {
+    const auto in = static_cast<std::size_t>(d);
+    const auto out = static_cast<std::size_t>(d + offset);
+    const bool stretched = input.shape()[in] == 1 && consumer.shape()[out] != 1;
+    if (!stretched && input.chunks()[in] != consumer.chunks()[out]) return false;
+  }
+  return true;
+}
+
+std::filesystem::path FreshWorkDirectory(const Spec& spec) {
+  static std::atomic<int> counter{0};
+  const std::filesystem::path base = spec.work_dir.empty()
+                                         ? std::filesystem::temp_directory_path()
+                                         : std::filesystem::path(spec.work_dir);
+  return base / ("tessera-" + std::to_string(getpid()) + "-" + std::to_string(++counter));
+}
+
+class PlanBuilder {
+ public:
+  PlanBuilder(const std::vector<PlanOutput>& outputs, const Spec& spec, const PlanOptions& options)
+      : spec_(spec), options_(options), requested_(outputs) {
+    spec_.validate();
+    if (spec_.allowed_mem <= 0) {
+      throw InvalidArgument("plan: spec.allowed_mem must be set (bytes per task, e.g. \"400MB\")");
+    }
+    for (PlanOutput& output : requested_) {
+      if (output.node == nullptr) throw InvalidArgument("plan: an output array is empty");
+      // A source asked for as an output is copied by an op of its own.
+      if (IsSource(output.node->kind())) output.node = MakeAsType(output.node, output.node->dtype());
+    }
+    std::vector<NodePtr> roots;
+    for (const PlanOutput& output : requested_) roots.push_back(output.node);
+    order_ = TopologicalOrder(roots);
+    for (const NodePtr& node : order_) {
+      by_address_[node.get()] = node;
+      for (const NodePtr& input : node->inputs()) consumers_[input.get()].insert(node.get());
+    }
+  }
+
+  std::shared_ptr<FinalizedPlan::State> Build() {
+    ChooseBoundaries();
+    FuseWithinLimits();
+    return MakeState();
+  }
+
+ private:
+  // Nodes that must be stored: sources, outputs, nodes read by several ops, nodes a
+  // consumer reads on another grid; with fusion off, every computed node.
+  void ChooseBoundaries() {
+    for (const PlanOutput& output : requested_) boundary_.insert(output.node.get());
+    for (const NodePtr& node : order_) {
+      const Node* raw = node.get();
+      if (IsSource(node->kind())) {
+        boundary_.insert(raw);
+        continue;
+      }
+      if (IsGenerator(node->kind())) continue;  // recomputed by each reader, for free
+      if (!options_.fuse) boundary_.insert(raw);
+      const NodeSet& readers = consumers_[raw];
+      if (readers.size() > 1) boundary_.insert(raw);
+      for (const Node* reader : readers) {
+        if (!ReadsAligned(*reader, *node)) boundary_.insert(raw);
+      }
+    }
+  }
+
+  // The group computed by `root`'s tasks: root and the non-boundary nodes it reaches.
+  NodeSet Members(const Node& root) const {
+    NodeSet members{&root};
+    std::vector<const Node*> stack{&root};
+    while (!stack.empty()) {
+      const Node* node = stack.back();
+      stack.pop_back();
+      for (const NodePtr& input : node->inputs()) {
+        if (boundary_.contains(input.get()) || members.contains(input.get())) continue;
+        members.insert(input.get());
+        stack.push_back(input.get());
+      }
+    }
+    return members;
+  }
+
+  // Splits fused groups until each respects the limits and fits allowed_mem (when its
+  // parts would). A split stores the root's largest fused input as an op of its own.
+  void FuseWithinLimits() {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (const NodePtr& node : order_) {
+        if (!IsComputedBoundary(*node)) continue;
+        const NodeSet members = Members(*node);
+        if (members.size() < 2) continue;
+        const auto op = MakeOp(*node, members, ProvisionalOutput(*node), {});
+        const bool over_memory = op->MaxProjection() > spec_.allowed_mem;
+        const bool over_sources = CountStoredInputs(members) > options_.max_fused_sources;
+        const bool over_blocks = op->MaxInputBlocks() > options_.max_fused_input_blocks;
+        if (!over_memory && !over_sources && !over_blocks) continue;
+        if (const Node* cut = NodeToCut(*node, members)) {
+          boundary_.insert(cut);
+          changed = true;
+        }
+      }
+    }
+  }
+
+  bool IsComputedBoundary(const Node& node) const {
+    return boundary_.contains(&node) && !IsSource(node.kind());
+  }
+
+  int CountStoredInputs(const NodeSet& members) const {
+    NodeSet stored;
+    for (const Node* member : members) {
+      for (const NodePtr& input : member->inputs()) {
+        if (!members.contains(input.get())) stored.insert(input.get());
+      }
+    }
+    return static_cast<int>(stored.size());
+  }
+
+  // The fused, non-generator input of the group with the most members under it.
+  const Node* NodeToCut(const Node& root, const NodeSet& members) const {
+    const Node* best = nullptr;
+    std::size_t best_size = 0;
+    for (const Node* member : members) {
+      if (member == &root || IsGenerator(member->kind())) continue;
+      if (member->kind() == NodeKind::kBroadcast) continue;  // cut its input instead
+      const std::size_t size = Members(*member).size();
+      if (size > best_size) {
+        best = member;
+        best_size = size;
+      }
+    }
+    return best;
+  }
+
+  // The reader of a stored node: its source, or the output of the op computing it.
+  std::shared_ptr<const StoredArray> Reader(const Node& node, bool provisional) {
+    if (node.kind() == NodeKind::kZarr) {
+      auto& reader = source_readers_[&node];
+      if (!reader) reader = MakeZarrStoredArray(node.detail().zarr);
+      return reader;
+    }
+    if (node.kind() == NodeKind::kInMemory) {
+      auto& reader = source_readers_[&node];
+      if (!reader) reader = MakeInMemoryStoredArray(node.detail().data, node.chunks());
+      return reader;
+    }
+    return provisional ? ProvisionalOutput(node) : outputs_.at(&node);
+  }
+
+  // While fusing, an intermediate is assumed in the tier its size alone would get.
+  std::shared_ptr<OpOutput> ProvisionalOutput(const Node& node) {
+    auto& output = provisional_[&node];
+    if (!output) output = MakeOutput(node, TierAlone(node));
+    return output;
+  }
+
+  Tier TierAlone(const Node& node) const {
+    if (options_.intermediate_tier != Tier::kNone) return options_.intermediate_tier;
+    return node.nbytes() <= IntermediateBudget() ? Tier::kMemory : Tier::kDisk;
+  }
+
+  // RAM intermediates may use: total_mem less what the running tasks may hold.
+  std::int64_t IntermediateBudget() const {
+    const std::int64_t tasks =
+        static_cast<std::int64_t>(spec_.effective_max_workers()) * spec_.allowed_mem;
+    return std::max<std::int64_t>(spec_.effective_total_mem() - tasks, 0);
+  }
+
+  std::shared_ptr<OpOutput> MakeOutput(const Node& node, Tier tier) {
+    for (std::size_t i = 0; i < requested_.size(); ++i) {
+      if (requested_[i].node.get() != &node) continue;
+      if (requested_[i].target) {
+        return MakeZarrTargetOutput(node.shape(), node.chunks(), node.dtype(),
+                                    *requested_[i].target);
+      }
+      return std::make_shared<ResultOutput>(node.shape(), node.chunks(), node.dtype());
+    }
+    if (tier == Tier::kMemory) return MakeMemoryTierOutput(node.shape(), node.chunks(), node.dtype());
+    if (work_directory_.empty()) work_directory_ = FreshWorkDirectory(spec_);
+    return MakeDiskTierOutput(node.shape(), node.chunks(), node.dtype(),
+                              work_directory_ / node.name(), options_.disk_compressor);
+  }
+
+  std::shared_ptr<FusedOp> MakeOp(const Node& root, const NodeSet& members,
+                                  std::shared_ptr<OpOutput> output, OpInfo info) {
+    FusedEvaluator::Boundary boundary;
+    for (const Node* member : members) {
+      for (const NodePtr& input : member->inputs()) {
+        if (!members.contains(input.get())) {
+          boundary[input.get()] = Reader(*input, /*provisional=*/!final_);
+        }
+      }
+    }
+    auto evaluator = std::make_shared<const FusedEvaluator>(by_address_.at(&root), members,
+                                                            std::move(boundary),
+                                                            options_.tile_elements);
+    return std::make_shared<FusedOp>(std::move(info), std::move(evaluator), std::move(output),
+                                     spec_.reserved_mem);
+  }
+
+  std::string KindOf(const Node& root, const NodeSet& members) const {
+    if (root.kind() == NodeKind::kMapBlocks) return "map_blocks";
+    for (const Node* member : members) {
+      if (member->kind() == NodeKind::kMapBlocks) return "blockwise";
+    }
+    if (members.size() == 1 && IsGenerator(root.kind())) return "generate";
+    return "elementwise";
+  }
+
+  std::shared_ptr<FinalizedPlan::State> MakeState() {
+    auto state = std::make_shared<FinalizedPlan::State>();
+    state->spec = spec_;
+    final_ = true;
+    // Final outputs, tiers in plan order: RAM while the intermediates so far fit.
+    std::int64_t in_memory = 0;
+    for (const NodePtr& node : order_) {
+      if (!IsComputedBoundary(*node)) continue;
+      Tier tier = TierAlone(*node);
+      if (options_.intermediate_tier == Tier::kNone && tier == Tier::kMemory) {
+        if (in_memory + node->nbytes() > IntermediateBudget()) {
+          tier = Tier::kDisk;
+        } else {
+          in_memory += node->nbytes();
+        }
+      }
+      outputs_[node.get()] = MakeOutput(*node, tier);
+    }
+    std::unordered_map<const Node*, int> op_index;
+    for (const NodePtr& node : order_) {
+      if (!IsComputedBoundary(*node)) continue;
+      const NodeSet members = Members(*node);
+      OpInfo info;
+      info.name = node->name();
+      info.kind = KindOf(*node, members);
+      for (const NodePtr& member : order_) {
+        if (members.contains(member.get())) info.fused.push_back(member->name());
+      }
+      info.shape = node->shape();
+      info.chunks = node->chunks();
+      info.dtype = node->dtype();
+      info.tier = outputs_.at(node.get())->tier();
+      std::vector<std::string> sources;
+      for (const Node* member : members) {
+        for (const NodePtr& input : member->inputs()) {
+          if (members.contains(input.get())) continue;
+          if (auto found = op_index.find(input.get()); found != op_index.end()) {
+            if (std::find(info.inputs.begin(), info.inputs.end(), found->second) ==
+                info.inputs.end()) {
+              info.inputs.push_back(found->second);
+            }
+          } else if (std::find(sources.begin(), sources.end(), input->name()) == sources.end()) {
+            sources.push_back(input->name());
+          }
+        }
+      }
+      std::sort(info.inputs.begin(), info.inputs.end());
+      auto op = MakeOp(*node, members, outputs_.at(node.get()), std::move(info));
+      std::int64_t worst_task = 0;
+      const std::int64_t projected = op->MaxProjection(&worst_task);
+      op->mutable_info().projected_mem = projected;
+      const std::int64_t total = spec_.effective_total_mem() - spec_.reserved_mem;
+      op->mutable_info().concurrency = static_cast<int>(std::clamp<std::int64_t>(
+          projected > 0 ? total / projected : spec_.effective_max_workers(), 1,
+          spec_.effective_max_workers()));
+      op_index[node.get()] = static_cast<int>(state->ops.size());
+      state->ops.push_back(op);
+      state->infos.push_back(op->info());
+      state->sources.push_back(std::move(sources));
+      state->worst_tasks.push_back(worst_task);
+    }
+    for (const PlanOutput& output : requested_) {
+      state->result_ops.push_back(op_index.at(output.node.get()));
+    }
+    state->work_directory = work_directory_;
+    CheckMemory(*state);
+    return state;
+  }
+
+  void CheckMemory(const FinalizedPlan::State& state) const {
+    std::int64_t required = 0;
+    for (const OpInfo& info : state.infos) required = std::max(required, info.projected_mem);
+    for (std::size_t i = 0; i < state.infos.size(); ++i) {
+      const OpInfo& info = state.infos[i];
+      if (info.projected_mem <= spec_.allowed_mem) continue;
+      const std::string block = state.ops[i]->DescribeTask(state.worst_tasks[i]);
+      std::string message =
+          "Projected blockwise memory (" + std::to_string(info.projected_mem) +
+          ") exceeds allowed_mem (" + std::to_string(spec_.allowed_mem) +
+          "), including reserved_mem (" + std::to_string(spec_.reserved_mem) + "), in op \"" +
+          info.name + "\" (" + info.kind + ", " + std::to_string(info.num_tasks) +
+          (info.num_tasks == 1 ? " task" : " tasks") + ", largest at " + block + "); the smallest allowed_mem that would run it is " +
+          std::to_string(info.projected_mem) + " (" + format_bytes(info.projected_mem) + ")";
+      if (required > info.projected_mem) {
+        message += "; the whole plan needs " + std::to_string(required) + " (" +
+                   format_bytes(required) + ")";
+      }
+      message += ". Raise allowed_mem or use smaller chunks.";
+      throw MemoryBudgetError(message);
+    }
+  }
+
+  Spec spec_;
+  PlanOptions options_;
+  std::vector<PlanOutput> requested_;
+  std::vector<NodePtr> order_;
+  std::unordered_map<const Node*, NodePtr> by_address_;
+  std::unordered_map<const Node*, NodeSet> consumers_;
+  NodeSet boundary_;
+  std::unordered_map<const Node*, std::shared_ptr<const StoredArray>> source_readers_;
+  std::unordered_map<const Node*, std::shared_ptr<OpOutput>> provisional_;
+  std::unordered_map<const Node*, std::shared_ptr<OpOutput>> outputs_;
+  std::filesystem::path work_directory_;
+  bool final_ = false;  // outputs_ chosen; before that, provisional_ stands in
+};
+
+}  // namespace
+
+FinalizedPlan Finalize(const std::vector<PlanOutput>& outputs, const Spec& spec,
+                       const PlanOptions& options) {
+  return FinalizedPlan(PlanBuilder(outputs, spec, options).Build());
+}
+
+}  // namespace tessera

@@ -1,0 +1,49 @@
+// Copying boxes between C-order blocks: the one loop every region read and result
+// assembly uses. Internal to src/plan.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tessera/core/chunk_grid.hpp"
+#include "tessera/core/ndarray.hpp"
+
+namespace tessera {
+
+// Copies the box `box` (in global coordinates) from `source`, a C-order block whose
+// first element is at global `source_start`, into `target`, a C-order block whose
+// first element is at global `target_start`. The box must lie inside both.
+void CopyBox(const NDArray& source, const Shape& source_start, NDArray& target,
+             const Shape& target_start, const Region& box);
+
+// The intersection of two regions; nullopt-like empty shape (size 0) when disjoint.
+Region Intersect(const Region& a, const Region& b);
+
+// Calls fn(block_index) for each block of `grid` that `region` touches, in C order.
+template <class Fn>
+void ForEachTouchedBlock(const ChunkGrid& grid, const Region& region, Fn&& fn) {
+  const std::size_t ndim = region.shape.size();
+  if (ShapeSize(region.shape) == 0) return;
+  Shape first(ndim), last(ndim), block(ndim);
+  for (std::size_t d = 0; d < ndim; ++d) {
+    first[d] = region.start[d] / grid.chunks()[d];
+    last[d] = (region.start[d] + region.shape[d] - 1) / grid.chunks()[d];
+  }
+  block = first;
+  while (true) {
+    fn(static_cast<const Shape&>(block));
+    std::size_t d = ndim;
+    while (d > 0) {
+      --d;
+      if (++block[d] <= last[d]) break;
+      block[d] = first[d];
+      if (d == 0) return;
+    }
+    if (ndim == 0) return;
+  }
+}
+
+// Number of blocks of `grid` that `region` touches.
+Index CountTouchedBlocks(const ChunkGrid& grid, const Region& region);
+
+}  // namespace tessera
