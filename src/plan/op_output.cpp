@@ -170,7 +170,8 @@ class ZarrOutput : public OpOutput {
   }
   void Write(const Shape& block, NDArray data) override { array_->WriteBlock(block, data); }
   std::int64_t ProjectWrite(const Shape& block) const override {
-    return shadow_->WriteBlockScratchBytes(block);
+    // A store holding values in memory keeps a copy of the encoded chunk.
+    return shadow_->WriteBlockScratchBytes(block) + (holds_values_ ? largest_written_ : 0);
   }
   std::shared_ptr<const NDArray> Read(const Region& region) const override {
     return ReadZarrRegion(*array_, region);
@@ -208,6 +209,7 @@ class ZarrOutput : public OpOutput {
   // The largest chunk this output writes (what its reads hold at most); a resumed
   // target's chunks came from the same writer.
   std::int64_t largest_written_;
+  bool holds_values_ = false;  // the target store keeps values in memory
   std::shared_ptr<const ZarrArray> array_;
 };
 
@@ -237,7 +239,9 @@ class ZarrTargetOutput : public ZarrOutput {
  public:
   ZarrTargetOutput(ZarrMetadata metadata, ZarrTarget target)
       : ZarrOutput(std::move(metadata), ZarrAttributes{target.dimension_names, "{}"}),
-        target_(std::move(target)) {}
+        target_(std::move(target)) {
+    holds_values_ = target_.store != nullptr && target_.store->HoldsValuesInMemory();
+  }
 
   Tier tier() const override { return Tier::kTarget; }
   void Prepare() override {

@@ -50,6 +50,20 @@ std::vector<NodePtr> TopologicalOrder(const std::vector<NodePtr>& outputs) {
 // computed inside the consumer's task)?
 bool ReadsAligned(const Node& consumer, const Node& input) {
   if (IsGenerator(input.kind())) return true;  // computed from the index, any grid
+  if (input.kind() == NodeKind::kBroadcast && consumer.kind() != NodeKind::kBroadcast &&
+      consumer.shape() == input.shape()) {
+    // A broadcast is evaluated over whatever region its reader asks for; only the
+    // dimensions its own input spans must line up.
+    const Node& source = *input.inputs().front();
+    const int offset = input.ndim() - source.ndim();
+    for (int d = 0; d < source.ndim(); ++d) {
+      const auto in = static_cast<std::size_t>(d);
+      const auto out = static_cast<std::size_t>(d + offset);
+      const bool stretched = source.shape()[in] == 1 && input.shape()[out] != 1;
+      if (!stretched && input.chunks()[out] != consumer.chunks()[out]) return false;
+    }
+    return true;
+  }
   if (consumer.kind() != NodeKind::kBroadcast) return consumer.chunks() == input.chunks();
   const int offset = consumer.ndim() - input.ndim();
   for (int d = 0; d < input.ndim(); ++d) {

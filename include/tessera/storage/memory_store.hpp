@@ -24,6 +24,7 @@ class MemoryStore final : public Store {
   std::vector<std::string> List(std::string_view prefix) const override;
   std::optional<std::int64_t> SizeOf(std::string_view key) const override;
   std::string Describe() const override { return "memory store"; }
+  bool HoldsValuesInMemory() const override { return true; }
 
   // Total bytes of all values.
   std::int64_t TotalBytes() const;

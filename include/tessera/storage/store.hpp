@@ -63,6 +63,9 @@ class Store {
   }
   // Human description for messages: a path, or "memory store".
   virtual std::string Describe() const = 0;
+  // True when Set keeps a copy of the value in this process's memory (a memory store),
+  // so that a write costs the writer that copy too (memory projections count it).
+  virtual bool HoldsValuesInMemory() const { return false; }
   // Describe() joined with `key`, e.g. "/data/a.zarr/.zarray".
   std::string DescribeKey(std::string_view key) const;
 };
