@@ -6,8 +6,10 @@
 
 #include "tessera/core/errors.hpp"
 #include "tessera/plan/finalized_plan.hpp"
+#include "tessera/storage/directory_store.hpp"
 #include "tessera/storage/memory_store.hpp"
 #include "tessera/storage/zarr_array.hpp"
+#include "temp_dir.hpp"
 
 namespace tessera {
 namespace {
@@ -92,12 +94,19 @@ TEST(PlannerTest, ZarrTargetCountsTheEncodeBuffer) {
   // 800 + 16 (blosc's header). negative(x) into it: 800 (read) + 800 (out), then the out
   // block and the encode buffer: 800 + 816 = 1616.
   const NodePtr x = StoredArray({20, 20}, {10, 10}, std::nullopt);
+  testing::TempDir dir("target");
   ZarrTarget target;
-  target.store = std::make_shared<MemoryStore>();
+  target.store = DirectoryStore::Open(dir.path() / "out.zarr");
   const FinalizedPlan plan =
       Finalize({PlanOutput{MakeUnary("negative", x), target}}, SpecWith(1 << 20));
   EXPECT_EQ(plan.ops()[0].projected_mem, 1616);
   EXPECT_EQ(plan.ops()[0].tier, Tier::kTarget);
+  // A memory store also keeps the encoded chunk: 800 + 816 + 816.
+  target.store = std::make_shared<MemoryStore>();
+  EXPECT_EQ(Finalize({PlanOutput{MakeUnary("negative", x), target}}, SpecWith(1 << 20))
+                .ops()[0]
+                .projected_mem,
+            2432);
 }
 
 TEST(PlannerTest, ReservedMemIsAddedToEveryTask) {
