@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "tessera/api/creation.hpp"
@@ -199,6 +200,30 @@ TEST(ArrayTest, SeveralOutputsShareOnePlan) {
   EXPECT_EQ(results[0].data<double>()[3], 9.0);
   EXPECT_EQ(results[1].data<double>()[3], 10.0);
   EXPECT_EQ(results[2].data<double>()[3], 3.0);
+}
+
+TEST(ArrayTest, DewPointFormulaMatchesScalarArithmetic) {
+  const Spec spec = SpecWith(1 << 20);
+  NDArray t2_values({6, 5}, float32);
+  NDArray rh_values({6, 5}, float32);
+  for (Index i = 0; i < 30; ++i) {
+    t2_values.mutable_data<float>()[static_cast<std::size_t>(i)] = 250.0f + static_cast<float>(i);
+    rh_values.mutable_data<float>()[static_cast<std::size_t>(i)] = 10.0f + 3.0f * static_cast<float>(i);
+  }
+  const Array t2 = asarray(t2_values, {4, 3}, spec);
+  const Array rh = asarray(rh_values, {4, 3}, spec);
+  const Array es = 0.611 * exp(5423.0 * ((1.0 / 273) - (1.0 / t2)));
+  const Array td = pow((1.0 / 273) - 0.0001844 * log(es * rh / 100.0 / 0.611), -1.0);
+  EXPECT_EQ(td.dtype(), float32);  // weak scalars keep float32
+  EXPECT_EQ(td.plan().ops().size(), 1u);  // one fused op
+  const NDArray values = td.compute();
+  for (Index i = 0; i < 30; ++i) {
+    const double t = 250.0 + static_cast<double>(i);
+    const double h = 10.0 + 3.0 * static_cast<double>(i);
+    const double e = 0.611 * std::exp(5423.0 * (1.0 / 273 - 1.0 / t)) * h / 100.0;
+    const double expected = 1.0 / (1.0 / 273 - 0.0001844 * std::log(e / 0.611));
+    EXPECT_NEAR(values.data<float>()[static_cast<std::size_t>(i)], expected, expected * 1e-5);
+  }
 }
 
 TEST(ArrayTest, BadInputsGiveClearErrors) {
