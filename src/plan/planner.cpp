@@ -13,6 +13,7 @@
 #include "fused_op.hpp"
 #include "node_detail.hpp"
 #include "op_output.hpp"
+#include "tessera/core/buffer_pool.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/plan/finalized_plan.hpp"
@@ -228,11 +229,12 @@ class PlanBuilder {
     return node.nbytes() <= IntermediateBudget() ? Tier::kMemory : Tier::kDisk;
   }
 
-  // RAM intermediates may use: total_mem less what the running tasks may hold.
+  // RAM intermediates may use: total_mem less what the running tasks and the pool of
+  // reusable chunk buffers may hold.
   std::int64_t IntermediateBudget() const {
     const std::int64_t tasks =
         static_cast<std::int64_t>(spec_.effective_max_workers()) * spec_.allowed_mem;
-    return std::max<std::int64_t>(spec_.effective_total_mem() - tasks, 0);
+    return std::max<std::int64_t>(spec_.effective_total_mem() - tasks - BufferPoolCapacity(), 0);
   }
 
   std::shared_ptr<OpOutput> MakeOutput(const Node& node, Tier tier) {
