@@ -22,7 +22,9 @@
 // One run per process, so ru_maxrss is this run's peak (bench/compare_compute.py runs
 // each tool in a fresh process). Opening the inputs (metadata only) and finalizing the
 // plan for its projection are not timed; `seconds` is to_zarr() — planning again,
-// reading, computing, encoding, writing and moving the array into place.
+// reading, computing, encoding, writing and moving the array into place — and
+// `cpu_seconds` the user + system CPU time of the same stretch (less disturbed than wall
+// time when other work shares the cores).
 #include <sys/resource.h>
 
 #include <chrono>
@@ -49,6 +51,16 @@ std::int64_t MaxRssBytes() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<std::int64_t>(usage.ru_maxrss) * kKibibyte;
+}
+
+// User + system CPU seconds of this process (all its threads) so far.
+double CpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& time) {
+    return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) * 1e-6;
+  };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
 double SecondsSince(Clock::time_point start) {
@@ -152,9 +164,11 @@ nlohmann::ordered_json Run(const Options& options) {
       {tessera::PlanOutput{pipeline.output.node(), target}}, spec, write.compute.plan);
   if (options.plan) std::cerr << plan.summary();
 
+  const double cpu_start = CpuSeconds();
   const Clock::time_point start = Clock::now();
   pipeline.output.to_zarr(options.out, write);
   const double seconds = SecondsSince(start);
+  const double cpu_seconds = CpuSeconds() - cpu_start;
 
   std::int64_t input_bytes = 0;
   for (const tessera::Array& input : pipeline.inputs) input_bytes += input.nbytes();
@@ -166,6 +180,7 @@ nlohmann::ordered_json Run(const Options& options) {
   result["tool"] = "tessera";
   result["scenario"] = options.scenario;
   result["seconds"] = seconds;
+  result["cpu_seconds"] = cpu_seconds;
   result["input_bytes"] = input_bytes;
   result["output_bytes"] = pipeline.output.nbytes();
   result["shape"] = pipeline.output.shape();

@@ -226,7 +226,7 @@ std::shared_ptr<const NDArray> FusedEvaluator::EvaluateElementwise(const Node& r
   // Constants never change between tiles: fill them once.
   for (std::size_t i = 0; i + 1 < count; ++i) {
     const Node& node = *slots[i].node;
-    if (node.kind() == NodeKind::kConstant) {
+    if (slots[i].kind == TileProgram::SlotKind::kGenerated && node.kind() == NodeKind::kConstant) {
       kernels::FillConstant(node.detail().constant, node.dtype(), tiles[i].data(), tile);
     }
   }

@@ -149,27 +149,41 @@ class PlanBuilder {
     return members;
   }
 
-  // Splits fused groups until each respects the limits and fits allowed_mem (when its
-  // parts would). A split stores the root's largest fused input as an op of its own.
+  // Splits fused groups until each respects the limits and fits allowed_mem. A split
+  // stores the root's largest fused input as an op of its own; for memory it is kept
+  // only when it lowers the largest task (a split can cost more than it saves: the
+  // stored node's block is then written and read whole).
   void FuseWithinLimits() {
+    NodeSet unsplittable;
     bool changed = true;
     while (changed) {
       changed = false;
       for (const NodePtr& node : order_) {
-        if (!IsComputedBoundary(*node)) continue;
+        if (!IsComputedBoundary(*node) || unsplittable.contains(node.get())) continue;
         const NodeSet members = Members(*node);
         if (members.size() < 2) continue;
+        const std::int64_t fused = ProjectGroup(*node);
         const auto op = MakeOp(*node, members, ProvisionalOutput(*node), {});
-        const bool over_memory = op->MaxProjection() > spec_.allowed_mem;
-        const bool over_sources = CountStoredInputs(members) > options_.max_fused_sources;
-        const bool over_blocks = op->MaxInputBlocks() > options_.max_fused_input_blocks;
-        if (!over_memory && !over_sources && !over_blocks) continue;
-        if (const Node* cut = NodeToCut(*node, members)) {
-          boundary_.insert(cut);
-          changed = true;
+        const bool over_limits = CountStoredInputs(members) > options_.max_fused_sources ||
+                                 op->MaxInputBlocks() > options_.max_fused_input_blocks;
+        if (!over_limits && fused <= spec_.allowed_mem) continue;
+        const Node* cut = NodeToCut(*node, members);
+        if (cut == nullptr) continue;
+        boundary_.insert(cut);
+        if (!over_limits && std::max(ProjectGroup(*node), ProjectGroup(*cut)) >= fused) {
+          boundary_.erase(cut);  // splitting would not help: keep the fused task
+          unsplittable.insert(node.get());
+          continue;
         }
+        changed = true;
       }
     }
+  }
+
+  // The largest task projection of the group `root` computes under the current
+  // boundaries.
+  std::int64_t ProjectGroup(const Node& root) {
+    return MakeOp(root, Members(root), ProvisionalOutput(root), {})->MaxProjection();
   }
 
   bool IsComputedBoundary(const Node& node) const {

@@ -30,8 +30,9 @@
 // kind the JSON number has.
 //
 // Raw outputs are computed together (tessera::compute, one plan); each Zarr output by
-// its own to_zarr. A raw file holds the values' bytes in C order, native byte order.
-// The line printed:
+// its own to_zarr. Each plan is also made beforehand (tessera::plan, or Finalize with
+// the Zarr target as to_zarr does) for its numbers; "stage" says which call threw. A raw file holds
+// the values' bytes in C order, native byte order. The line printed:
 //   {"steps": {"s": {"dtype": ..., "shape": [...], "chunks": [...]}, ...},   // every step
 //    "plans": [{"outputs": ["s"], "max_projected_mem": N, "required_allowed_mem": N,
 //               "num_tasks": N, "num_ops": N,
@@ -62,13 +63,9 @@ using tessera::Array;
 using tessera::DType;
 using tessera::Shape;
 
-// The stage a job was in when it threw, for the report.
-struct StageError {
-  std::string stage;
-};
-
 std::string ErrorTypeName(const std::exception& error) {
-  if (dynamic_cast<const tessera::MemoryBudgetError*>(&error) != nullptr) return "MemoryBudgetError";
+  if (dynamic_cast<const tessera::MemoryBudgetError*>(&error) != nullptr)
+    return "MemoryBudgetError";
   if (dynamic_cast<const tessera::InvalidArgument*>(&error) != nullptr) return "InvalidArgument";
   if (dynamic_cast<const tessera::StorageError*>(&error) != nullptr) return "StorageError";
   if (dynamic_cast<const tessera::FormatError*>(&error) != nullptr) return "FormatError";
@@ -92,9 +89,10 @@ tessera::Scalar ParseScalar(const json& spec) {
   }
   if (kind == "bool" || (kind.empty() && value.is_boolean())) return value.get<bool>();
   if (kind == "float" || (kind.empty() && value.is_number_float())) return value.get<double>();
-  if (kind == "uint" || (kind.empty() && value.is_number_unsigned() &&
-                         value.get<std::uint64_t>() >
-                             static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))) {
+  if (kind == "uint" ||
+      (kind.empty() && value.is_number_unsigned() &&
+       value.get<std::uint64_t>() >
+           static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))) {
     return value.get<std::uint64_t>();
   }
   if (kind == "int" || kind.empty()) return value.get<std::int64_t>();
@@ -117,13 +115,15 @@ tessera::NDArray ReadRaw(const std::string& path, DType dtype, const Shape& shap
 void WriteRaw(const std::string& path, const tessera::NDArray& data) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   const std::span<const std::byte> bytes = data.bytes();
-  file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  file.write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
   file.close();
   if (!file) throw tessera::StorageError("cannot write " + path);
 }
 
 Array MakeInput(const json& spec, const tessera::Spec& tessera_spec) {
-  if (spec.contains("zarr")) return tessera::from_zarr(spec.at("zarr").get<std::string>(), tessera_spec);
+  if (spec.contains("zarr"))
+    return tessera::from_zarr(spec.at("zarr").get<std::string>(), tessera_spec);
   if (spec.contains("random")) {
     const json& r = spec.at("random");
     return tessera::random::random(ShapeOf(r.at("shape")), ShapeOf(r.at("chunks")), tessera_spec,
@@ -142,7 +142,8 @@ Array MakeInput(const json& spec, const tessera::Spec& tessera_spec) {
   if (spec.contains("arange")) {
     const json& a = spec.at("arange");
     return tessera::arange(a.at("start").get<double>(), a.at("stop").get<double>(),
-                           a.at("step").get<double>(), DType::FromName(a.at("dtype").get<std::string>()),
+                           a.at("step").get<double>(),
+                           DType::FromName(a.at("dtype").get<std::string>()),
                            a.at("chunk").get<tessera::Index>(), tessera_spec);
   }
   if (spec.contains("raw")) {
@@ -151,8 +152,8 @@ Array MakeInput(const json& spec, const tessera::Spec& tessera_spec) {
     return tessera::asarray(ReadRaw(r.at("path").get<std::string>(), dtype, ShapeOf(r.at("shape"))),
                             ShapeOf(r.at("chunks")), tessera_spec);
   }
-  throw tessera::InvalidArgument("an input must be zarr, random, ones, zeros, full, arange or raw: " +
-                                 spec.dump());
+  throw tessera::InvalidArgument(
+      "an input must be zarr, random, ones, zeros, full, arange or raw: " + spec.dump());
 }
 
 // One step: an elementwise function, where, astype or broadcast_to.
@@ -165,7 +166,8 @@ Array RunStep(const json& step, const std::map<std::string, Array>& arrays) {
     if (found == arrays.end()) throw tessera::InvalidArgument("no array named \"" + name + "\"");
     return found->second;
   };
-  if (fn == "astype") return tessera::astype(array(0), DType::FromName(step.at("dtype").get<std::string>()));
+  if (fn == "astype")
+    return tessera::astype(array(0), DType::FromName(step.at("dtype").get<std::string>()));
   if (fn == "broadcast_to") return tessera::broadcast_to(array(0), ShapeOf(step.at("shape")));
   if (fn == "where") {
     if (IsScalar(args.at(1))) return tessera::where(array(0), ParseScalar(args.at(1)), array(2));
@@ -173,7 +175,8 @@ Array RunStep(const json& step, const std::map<std::string, Array>& arrays) {
     return tessera::where(array(0), array(1), array(2));
   }
   if (args.size() == 1) return tessera::elementwise(fn, array(0));
-  if (args.size() != 2) throw tessera::InvalidArgument(fn + ": 1 or 2 arguments, got " + args.dump());
+  if (args.size() != 2)
+    throw tessera::InvalidArgument(fn + ": 1 or 2 arguments, got " + args.dump());
   if (IsScalar(args.at(0))) return tessera::elementwise(fn, ParseScalar(args.at(0)), array(1));
   if (IsScalar(args.at(1))) return tessera::elementwise(fn, array(0), ParseScalar(args.at(1)));
   return tessera::elementwise(fn, array(0), array(1));
@@ -243,11 +246,13 @@ void RunJob(const json& job, json& result, std::string& stage) {
   compute.execute.progress = tessera::ProgressMode::kNever;
 
   std::map<std::string, Array> arrays;
-  for (const auto& [name, input] : job.value("inputs", json::object()).items()) {
+  const json inputs = job.value("inputs", json::object());
+  for (const auto& [name, input] : inputs.items()) {
     arrays.insert_or_assign(name, MakeInput(input, spec));
   }
   result["steps"] = json::object();
-  for (const json& step : job.value("steps", json::array())) {
+  const json steps = job.value("steps", json::array());
+  for (const json& step : steps) {
     const std::string out = step.at("out").get<std::string>();
     const Array array = RunStep(step, arrays);
     result["steps"][out] = Describe(array);
@@ -263,9 +268,11 @@ void RunJob(const json& job, json& result, std::string& stage) {
     std::optional<tessera::CodecConfig> compressor;
   };
   std::vector<ZarrOutput> zarr_outputs;
-  for (const auto& [name, where] : job.value("outputs", json::object()).items()) {
+  const json outputs = job.value("outputs", json::object());
+  for (const auto& [name, where] : outputs.items()) {
     const auto found = arrays.find(name);
-    if (found == arrays.end()) throw tessera::InvalidArgument("no array named \"" + name + "\" to output");
+    if (found == arrays.end())
+      throw tessera::InvalidArgument("no array named \"" + name + "\" to output");
     if (where.is_string() && compute_all) {
       raw_names.push_back(name);
       raw_paths.push_back(where.get<std::string>());
@@ -275,8 +282,9 @@ void RunJob(const json& job, json& result, std::string& stage) {
       raw_paths.push_back(where.at("raw").get<std::string>());
       raw_arrays.push_back(found->second);
     } else {
-      ZarrOutput output{name, where.is_string() ? where.get<std::string>() : where.at("zarr").get<std::string>(),
-                        tessera::ToZarrOptions{}.compressor};
+      ZarrOutput output{
+          name, where.is_string() ? where.get<std::string>() : where.at("zarr").get<std::string>(),
+          tessera::ToZarrOptions{}.compressor};
       const std::string codec = where.is_object() ? where.value("compressor", "") : "";
       if (codec == "none") output.compressor.reset();
       if (!codec.empty() && codec != "none") output.compressor = tessera::ParseCodecSpec(codec);
@@ -304,7 +312,12 @@ void RunJob(const json& job, json& result, std::string& stage) {
   for (const ZarrOutput& output : zarr_outputs) {
     const Array& array = arrays.at(output.name);
     stage = "plan";
-    const tessera::FinalizedPlan plan = array.plan(compute.plan);
+    // The plan to_zarr makes (its output is a Zarr target, encoded: not array.plan()'s).
+    tessera::ZarrTarget target;
+    target.directory = output.path;
+    target.compressor = output.compressor;
+    const tessera::FinalizedPlan plan =
+        tessera::Finalize({tessera::PlanOutput{array.node(), target}}, spec, compute.plan);
     if (plan_only) {
       result["plans"].push_back(DescribePlan({output.name}, plan, nullptr));
       continue;
@@ -327,9 +340,15 @@ json RunOne(const json& job) {
     if (!job.is_object()) throw tessera::InvalidArgument("a job must be a JSON object");
     RunJob(job, result, stage);
   } catch (const std::exception& error) {
-    result["error"] = json{{"type", ErrorTypeName(error)}, {"what", error.what()}, {"stage", stage}};
+    result["error"] =
+        json{{"type", ErrorTypeName(error)}, {"what", error.what()}, {"stage", stage}};
   }
   return result;
+}
+
+// One line; bytes that are not UTF-8 (in an error message) are replaced, not thrown on.
+std::string Dump(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace
@@ -348,13 +367,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (mode == "job") {
-    std::cout << RunOne(input).dump() << '\n';
+    std::cout << Dump(RunOne(input)) << '\n';
     return 0;
   }
   if (!input.is_array()) {
     std::cerr << "compute_tool: error: batch: stdin must hold a JSON array of jobs\n";
     return 2;
   }
-  for (const json& job : input) std::cout << RunOne(job).dump() << std::endl;
+  for (const json& job : input) std::cout << Dump(RunOne(job)) << std::endl;
   return 0;
 }
