@@ -10,6 +10,7 @@
 #include "op_statistics.hpp"
 #include "progress_bar.hpp"
 #include "task_runner.hpp"
+#include "tessera/core/buffer_pool.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/memory/process_memory.hpp"
 
@@ -125,6 +126,20 @@ OpReport RunOp(int op_index, ExecutableOp& op, const Spec& spec, const ExecuteOp
   return op_report;
 }
 
+// Lets the pool of reusable chunk buffers hold what the running tasks may hold at once
+// (workers x the largest task, at most half of total_mem): freed blocks are then reused
+// by the next tasks instead of being faulted in afresh (DESIGN.md, "Memory model"). The
+// pool only keeps buffers tasks freed, so it stays within what they held. Never shrinks.
+void SizeBufferPool(const std::vector<std::shared_ptr<ExecutableOp>>& ops, const Spec& spec) {
+  std::int64_t largest_task = 0;
+  for (const auto& op : ops) {
+    largest_task = std::max(largest_task, op->info().projected_mem - spec.reserved_mem);
+  }
+  const std::int64_t wanted =
+      std::min(largest_task * spec.effective_max_workers(), spec.effective_total_mem() / 2);
+  if (wanted > BufferPoolCapacity()) SetBufferPoolCapacity(wanted);
+}
+
 }  // namespace
 
 ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, const Spec& spec,
@@ -135,6 +150,7 @@ ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, c
                           std::to_string(spec.max_workers));
   }
   std::vector<int> consumers_left = CountConsumers(ops);
+  SizeBufferPool(ops, spec);
 
   const Clock::time_point start = Clock::now();
   // Without permission to reset it, the high-water mark counts from the process start.
