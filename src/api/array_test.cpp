@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include "tessera/api/creation.hpp"
 #include "tessera/api/elementwise.hpp"
@@ -119,6 +120,22 @@ TEST(ArrayTest, ToZarrWritesAtomicallyAndZarrReadsItBack) {
   // Overwriting replaces it whole.
   (x + 1.0).to_zarr(path);
   EXPECT_EQ(ZarrArray::Open(DirectoryStore::Open(path)).Read().data<double>()[3], 7.0);
+}
+
+TEST(ArrayTest, ToZarrNeverReplacesSomethingElse) {
+  testing::TempDir dir("guard");
+  const Spec spec = SpecWith(1 << 20);
+  const Array x = ones({10}, float32, {5}, spec);
+  const auto folder = dir.path() / "notes";
+  std::filesystem::create_directories(folder);
+  { std::ofstream(folder / "keep.txt") << "precious"; }
+  EXPECT_THROW(x.to_zarr(folder.string()), InvalidArgument);
+  EXPECT_TRUE(std::filesystem::exists(folder / "keep.txt"));
+  const auto path = (dir.path() / "a.zarr").string();
+  x.to_zarr(path);
+  ToZarrOptions keep;
+  keep.overwrite = false;
+  EXPECT_THROW(x.to_zarr(path, keep), InvalidArgument);
 }
 
 TEST(ArrayTest, FailedTaskLeavesNoTargetAndResumeSkipsWrittenChunks) {

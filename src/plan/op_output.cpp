@@ -235,12 +235,36 @@ class DiskTierOutput : public ZarrOutput {
   std::filesystem::path directory_;
 };
 
+// Refuses, before anything is written, a target directory that exists and must not be
+// replaced: any when overwriting is off, and one that is not a Zarr array or group (or
+// empty) — to_zarr never deletes someone's other files.
+void CheckReplaceable(const std::filesystem::path& directory, bool overwrite) {
+  std::error_code error;
+  if (!std::filesystem::exists(directory, error)) return;
+  if (!overwrite) {
+    throw InvalidArgument("to_zarr: " + directory.string() +
+                          " already exists; remove it or allow overwriting");
+  }
+  if (!std::filesystem::is_directory(directory, error)) {
+    throw InvalidArgument("to_zarr: " + directory.string() +
+                          " exists and is not a directory; choose another path");
+  }
+  const bool is_zarr = std::filesystem::exists(directory / ".zarray", error) ||
+                       std::filesystem::exists(directory / ".zgroup", error);
+  if (!is_zarr && !std::filesystem::is_empty(directory, error)) {
+    throw InvalidArgument("to_zarr: " + directory.string() +
+                          " exists and is not a Zarr array or group; refusing to replace it "
+                          "(choose another path or remove it)");
+  }
+}
+
 class ZarrTargetOutput : public ZarrOutput {
  public:
   ZarrTargetOutput(ZarrMetadata metadata, ZarrTarget target)
       : ZarrOutput(std::move(metadata), ZarrAttributes{target.dimension_names, "{}"}),
         target_(std::move(target)) {
     holds_values_ = target_.store != nullptr && target_.store->HoldsValuesInMemory();
+    if (target_.store == nullptr) CheckReplaceable(target_.directory, target_.overwrite);
   }
 
   Tier tier() const override { return Tier::kTarget; }
@@ -249,11 +273,7 @@ class ZarrTargetOutput : public ZarrOutput {
       OpenOrCreate(target_.store, target_.path, target_.resume);
       return;
     }
-    const std::filesystem::path& directory = target_.directory;
-    if (!target_.overwrite && std::filesystem::exists(directory)) {
-      throw InvalidArgument("to_zarr: " + directory.string() +
-                            " already exists; remove it or allow overwriting");
-    }
+    CheckReplaceable(target_.directory, target_.overwrite);
     OpenOrCreate(DirectoryStore::Open(Partial()), "", target_.resume);
   }
   void Commit() override {
