@@ -14,11 +14,15 @@ Scenarios:
   copy           +t2: read, decode, encode, write; the I/O floor of the others
 
 Tools:
-  tessera  bench compute_bench: from_zarr, the expression, to_zarr (fused, under a Spec)
-  dask     da.from_zarr, the same expression, .to_zarr(compute=True), threaded scheduler
-           with num_workers = --threads
-  numpy    the inputs loaded into RAM first (not timed), then the formula over slabs of
-           one chunk each on a ThreadPoolExecutor of --threads threads; writes nothing
+  tessera      bench compute_bench: from_zarr, the expression, to_zarr (fused, under a Spec)
+  dask         da.from_zarr, the same expression, .to_zarr(compute=True), threaded
+               scheduler with num_workers = --threads
+  numpy        the inputs loaded into RAM first (not timed), then the formula over slabs
+               of one chunk each on a ThreadPoolExecutor of --threads threads; writes
+               nothing
+  dask-tuned, numpy-tuned
+               the same with glibc malloc keeping freed memory (MALLOC_MMAP_MAX_=0,
+               MALLOC_TRIM_THRESHOLD_=1e12): temporaries reuse pages already faulted in
 
 Run with the system Python (numpy, zarr 2, numcodecs and dask live there):
   /usr/bin/python3 bench/compare_compute.py --bench build/bench/compute_bench
@@ -41,7 +45,11 @@ CHUNK_ELEMENTS = ROWS * COLUMNS
 INPUT_VERSION = 1  # bump when the generated fields change: stale inputs are regenerated
 SEED = 20240611
 SCENARIOS = ("dewpoint", "negate_astype", "negate_int32", "copy")
-TOOLS = ("tessera", "dask", "numpy")
+TOOLS = ("tessera", "dask", "dask-tuned", "numpy", "numpy-tuned")
+# "-tuned": the same child with glibc malloc told to keep freed memory (no mmap for large
+# blocks, no trimming), so chunk-sized numpy temporaries reuse pages already faulted in
+# instead of mapping, zeroing and unmapping 64 MB for every one.
+TUNED_MALLOC = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(10**12)}
 
 # codec name -> (compute_bench --codec, a function building the numcodecs compressor)
 CODECS = {
@@ -226,7 +234,7 @@ def python_child(child, *arguments):
 
 # ---- the parent: every run in a fresh process, then the table --------------------------
 
-def run_json(command, repeat, out=None):
+def run_json(command, repeat, out=None, env=None):
     """Runs `command` `repeat` times, each in a fresh process after the previous output is
     removed and dirty pages are flushed (os.sync, not timed); keeps the fastest run (the
     one least disturbed by other load) and the largest peak RSS."""
@@ -236,7 +244,7 @@ def run_json(command, repeat, out=None):
         if out:
             shutil.rmtree(out, ignore_errors=True)
         os.sync()
-        completed = subprocess.run(command, capture_output=True, text=True)
+        completed = subprocess.run(command, capture_output=True, text=True, env=env)
         if completed.returncode != 0:
             sys.exit(f"{' '.join(command)} failed ({completed.returncode}):\n"
                      f"{completed.stderr}")
@@ -254,21 +262,25 @@ def run_tool(args, tool, scenario, paths, out):
         command = [args.bench, "--scenario", scenario, "--out", out,
                    "--allowed-mem", args.allowed_mem, "--reserved-mem", args.reserved_mem,
                    "--threads", str(args.threads), "--codec", CODECS[args.codec][0]]
+        if args.pool:
+            command += ["--pool", args.pool]
         if scenario == "dewpoint":
             command += ["--t2", inputs[0], "--rh", inputs[1]]
         else:
             command += ["--x", inputs[0]]
         return run_json(command, args.repeat, out)
-    command = [sys.executable, os.path.abspath(__file__), "--child", tool,
+    child = tool.removesuffix("-tuned")
+    env = {**os.environ, **TUNED_MALLOC} if tool.endswith("-tuned") else None
+    command = [sys.executable, os.path.abspath(__file__), "--child", child,
                "--scenario", scenario, "--out", out, "--threads", str(args.threads),
                "--codec", args.codec, "--inputs", *inputs]
-    return run_json(command, args.repeat, out if tool == "dask" else None)
+    return run_json(command, args.repeat, out if child == "dask" else None, env)
 
 
 def verify(scenario, paths, outputs, sample):
-    """Compares each tool's output on `sample` chunks with numpy's result on the same
-    chunks (float32 results: rtol 1e-5; integer ones: equal). Returns
-    {tool: max relative error}; exits on a mismatch."""
+    """Compares each tool's output on `sample` chunks (spread over the array) with
+    numpy's result on the same chunks (float32 results: rtol 1e-5; integer ones: equal).
+    Returns ({tool: max relative error}, the chunks compared); exits on a mismatch."""
     import numpy as np
     import zarr
     inputs = [zarr.open_array(paths[name], mode="r") for name in scenario_inputs(scenario)]
@@ -320,18 +332,21 @@ def print_tables(args, rows, paths, checks):
     print(f"Tessera spec: allowed_mem {args.allowed_mem}, reserved_mem {args.reserved_mem}, "
           f"workers {threads}\n")
     print("| scenario | tool | seconds | CPU seconds | GB/s in | peak RSS | speedup vs dask | "
-          "budget (reserved + workers x allowed) | RSS within budget |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+          "vs dask-tuned | budget (reserved + workers x allowed) | RSS within budget |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for row in rows:
         gbps = row["input_bytes"] / 1e9 / row["seconds"]
         speedup = "-" if row.get("speedup") is None else f"{row['speedup']:.2f}x"
+        tuned = ("-" if row.get("speedup_tuned") is None
+                 else f"{row['speedup_tuned']:.2f}x")
         budget = within = "-"
         if row["tool"] == "tessera":
             budget = format_size(row["budget_bytes"])
             within = "yes" if row["peak_rss_bytes"] <= row["budget_bytes"] else "**no**"
         print(f"| {row['scenario']} | {row['tool']} | {row['seconds']:.2f} | "
               f"{row['cpu_seconds']:.2f} | {gbps:.2f} | "
-              f"{format_size(row['peak_rss_bytes'])} | {speedup} | {budget} | {within} |")
+              f"{format_size(row['peak_rss_bytes'])} | {speedup} | {tuned} | {budget} | "
+              f"{within} |")
 
     tessera_rows = [row for row in rows if row["tool"] == "tessera"]
     if tessera_rows:
@@ -369,12 +384,14 @@ def main():
                         help="slices (chunks) per input; 32 -> 2.05 GB each")
     parser.add_argument("--scenarios", default="dewpoint,negate_astype",
                         help=f"comma-separated, from {', '.join(SCENARIOS)}")
-    parser.add_argument("--tools", default=",".join(TOOLS),
+    parser.add_argument("--tools", default="tessera,dask,dask-tuned,numpy",
                         help=f"comma-separated, from {', '.join(TOOLS)}")
     parser.add_argument("--threads", type=int, default=0,
                         help="threads of every tool (0 = CPU count)")
     parser.add_argument("--allowed-mem", default="512MB", help="Tessera's allowed_mem")
     parser.add_argument("--reserved-mem", default="100MB", help="Tessera's reserved_mem")
+    parser.add_argument("--pool", help="Tessera's buffer pool capacity (size; default: the "
+                                        "library's)")
     parser.add_argument("--codec", default="blosc-lz4", choices=CODECS,
                         help="codec of the outputs (the inputs are always blosc-lz4)")
     parser.add_argument("--dir", help="work directory; inputs there of the same --s are "
@@ -422,7 +439,7 @@ def main():
             for tool in tools:
                 out = os.path.join(work, f"{scenario}-{tool}.zarr")
                 results[tool] = run_tool(args, tool, scenario, paths, out)
-                if tool != "numpy":
+                if not tool.startswith("numpy"):
                     outputs[tool] = out
             if args.verify_chunks > 0 and outputs:
                 checked = python_child(
@@ -434,11 +451,15 @@ def main():
             for out in outputs.values():
                 shutil.rmtree(out, ignore_errors=True)
             dask_seconds = results["dask"]["seconds"] if "dask" in results else None
+            tuned_seconds = (results["dask-tuned"]["seconds"] if "dask-tuned" in results
+                             else None)
             for tool in tools:
                 result = results[tool]
-                speedup = dask_seconds / result["seconds"] if dask_seconds else None
                 rows.append({**result, "scenario": scenario, "tool": tool,
-                             "speedup": speedup})
+                             "speedup": dask_seconds / result["seconds"] if dask_seconds
+                             else None,
+                             "speedup_tuned": tuned_seconds / result["seconds"]
+                             if tuned_seconds else None})
         print_tables(args, rows, paths, checks)
     finally:
         if not args.dir:

@@ -114,7 +114,8 @@ Pipeline Build(const Options& options, const tessera::Spec& spec) {
   return {tessera::positive(x), {x}};  // copy
 }
 
-nlohmann::ordered_json OpJson(const tessera::OpReport& op, const tessera::OpInfo* info) {
+nlohmann::ordered_json OpJson(const tessera::OpReport& op, const tessera::OpInfo* info,
+                              const std::vector<tessera::TaskRecord>& tasks) {
   nlohmann::ordered_json result;
   result["name"] = op.name;
   result["kind"] = op.kind;
@@ -130,6 +131,12 @@ nlohmann::ordered_json OpJson(const tessera::OpReport& op, const tessera::OpInfo
           : 0.0;
   result["seconds"] = op.seconds;
   result["task_seconds_max"] = op.task_seconds_max;
+  // Busy time of the op's tasks; over seconds x workers it is how busy the workers were.
+  double task_seconds = 0;
+  for (const tessera::TaskRecord& task : tasks) {
+    if (task.op_name == op.name) task_seconds += task.seconds;
+  }
+  result["task_seconds_sum"] = task_seconds;
   return result;
 }
 
@@ -207,7 +214,7 @@ nlohmann::ordered_json Run(const Options& options) {
     for (const tessera::OpInfo& candidate : infos) {
       if (candidate.name == op.name) info = &candidate;
     }
-    ops.push_back(OpJson(op, info));
+    ops.push_back(OpJson(op, info, report.tasks));
   }
   result["ops"] = ops;
   return result;
