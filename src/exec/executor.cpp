@@ -126,16 +126,18 @@ OpReport RunOp(int op_index, ExecutableOp& op, const Spec& spec, const ExecuteOp
   return op_report;
 }
 
-// Lets the pool of reusable chunk buffers hold what the running tasks are allowed to
-// hold at once (workers x (allowed_mem - reserved_mem), at most half of total_mem):
-// freed blocks are then reused by the next tasks instead of being faulted in afresh
-// (DESIGN.md, "Memory model"), even when blocks differ in size from task to task (a
-// compressed chunk's stored size varies). Never shrinks.
+// Lets the pool of reusable chunk buffers hold what the running tasks hold at once
+// (workers x the largest task, at most half of total_mem): freed blocks are then reused
+// by the next tasks instead of being faulted in afresh (DESIGN.md, "Memory model"). The
+// pool keeps only buffers tasks freed, so it stays within what they held. A pool twice
+// that size measured slower on the dew-point benchmark (docs/compute.md). Never shrinks.
 void SizeBufferPool(const std::vector<std::shared_ptr<ExecutableOp>>& ops, const Spec& spec) {
-  if (ops.empty()) return;
-  const std::int64_t per_task = std::max<std::int64_t>(spec.allowed_mem - spec.reserved_mem, 0);
+  std::int64_t largest_task = 0;
+  for (const auto& op : ops) {
+    largest_task = std::max(largest_task, op->info().projected_mem - spec.reserved_mem);
+  }
   const std::int64_t wanted =
-      std::min(per_task * spec.effective_max_workers(), spec.effective_total_mem() / 2);
+      std::min(largest_task * spec.effective_max_workers(), spec.effective_total_mem() / 2);
   if (wanted > BufferPoolCapacity()) SetBufferPoolCapacity(wanted);
 }
 
