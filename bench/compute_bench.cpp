@@ -223,9 +223,10 @@ nlohmann::ordered_json Run(const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app("Run one lazy-array pipeline on Zarr inputs with Tessera, write the result "
-               "to Zarr; prints one JSON line",
-               "compute_bench");
+  CLI::App app(
+      "Run one lazy-array pipeline on Zarr inputs with Tessera, write the result "
+      "to Zarr; prints one JSON line",
+      "compute_bench");
   Options options;
   app.add_option("--scenario", options.scenario, "dewpoint, negate_astype, negate_int32, copy")
       ->required()

@@ -14,8 +14,7 @@ const Spec& CommonSpec(const std::vector<Array>& outputs) {
   return outputs.front().spec();
 }
 
-std::vector<NDArray> Run(FinalizedPlan& plan, std::size_t results,
-                         const ComputeOptions& options) {
+std::vector<NDArray> Run(FinalizedPlan& plan, std::size_t results, const ComputeOptions& options) {
   ExecutionReport report = Execute(plan.executable_ops(), plan.spec(), options.execute);
   if (options.report != nullptr) *options.report = std::move(report);
   std::vector<NDArray> values;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "temp_dir.hpp"
 #include "tessera/api/creation.hpp"
 #include "tessera/api/elementwise.hpp"
 #include "tessera/api/map_blocks.hpp"
@@ -13,7 +14,6 @@
 #include "tessera/storage/directory_store.hpp"
 #include "tessera/storage/memory_store.hpp"
 #include "tessera/storage/zarr_array.hpp"
-#include "temp_dir.hpp"
 
 namespace tessera {
 namespace {
@@ -93,7 +93,8 @@ TEST(ArrayTest, ZarrGroupWithAHugeVariableOnlyFailsWhenItIsUsed) {
   big.dtype = float64;
   const ZarrArray t2m = ZarrArray::Create(store, "t2m", small);
   NDArray values({100, 100}, float32);
-  for (Index i = 0; i < values.size(); ++i) values.mutable_data<float>()[static_cast<std::size_t>(i)] = static_cast<float>(i);
+  for (Index i = 0; i < values.size(); ++i)
+    values.mutable_data<float>()[static_cast<std::size_t>(i)] = static_cast<float>(i);
   t2m.Write(values, 1);
   ZarrArray::Create(store, "big", big);
 
@@ -116,7 +117,8 @@ TEST(ArrayTest, ToZarrWritesAtomicallyAndZarrReadsItBack) {
   EXPECT_FALSE(std::filesystem::exists(path + ".partial"));
   const NDArray back = ZarrArray::Open(DirectoryStore::Open(path)).Read();
   ASSERT_EQ(back.size(), 100);
-  for (Index i = 0; i < 100; ++i) EXPECT_EQ(back.data<double>()[static_cast<std::size_t>(i)], 2.0 * static_cast<double>(i));
+  for (Index i = 0; i < 100; ++i)
+    EXPECT_EQ(back.data<double>()[static_cast<std::size_t>(i)], 2.0 * static_cast<double>(i));
   // Overwriting replaces it whole.
   (x + 1.0).to_zarr(path);
   EXPECT_EQ(ZarrArray::Open(DirectoryStore::Open(path)).Read().data<double>()[3], 7.0);
@@ -165,7 +167,8 @@ TEST(ArrayTest, FailedTaskLeavesNoTargetAndResumeSkipsWrittenChunks) {
   y.to_zarr(path, options);
   EXPECT_LT(calls.load(), 10) << "resume must skip the chunks already written";
   const NDArray back = ZarrArray::Open(DirectoryStore::Open(path)).Read();
-  for (Index i = 0; i < 100; ++i) EXPECT_EQ(back.data<double>()[static_cast<std::size_t>(i)], static_cast<double>(i) + 1);
+  for (Index i = 0; i < 100; ++i)
+    EXPECT_EQ(back.data<double>()[static_cast<std::size_t>(i)], static_cast<double>(i) + 1);
 }
 
 TEST(ArrayTest, FailingTaskIsRetriedThenReportedWithOpAndBlock) {
@@ -229,13 +232,14 @@ TEST(ArrayTest, DewPointFormulaMatchesScalarArithmetic) {
   NDArray rh_values({6, 5}, float32);
   for (Index i = 0; i < 30; ++i) {
     t2_values.mutable_data<float>()[static_cast<std::size_t>(i)] = 250.0f + static_cast<float>(i);
-    rh_values.mutable_data<float>()[static_cast<std::size_t>(i)] = 10.0f + 3.0f * static_cast<float>(i);
+    rh_values.mutable_data<float>()[static_cast<std::size_t>(i)] =
+        10.0f + 3.0f * static_cast<float>(i);
   }
   const Array t2 = asarray(t2_values, {4, 3}, spec);
   const Array rh = asarray(rh_values, {4, 3}, spec);
   const Array es = 0.611 * exp(5423.0 * ((1.0 / 273) - (1.0 / t2)));
   const Array td = pow((1.0 / 273) - 0.0001844 * log(es * rh / 100.0 / 0.611), -1.0);
-  EXPECT_EQ(td.dtype(), float32);  // weak scalars keep float32
+  EXPECT_EQ(td.dtype(), float32);         // weak scalars keep float32
   EXPECT_EQ(td.plan().ops().size(), 1u);  // one fused op
   const NDArray values = td.compute();
   for (Index i = 0; i < 30; ++i) {

@@ -20,7 +20,9 @@ Array full(Shape shape, Scalar value, DType dtype, Shape chunks, const Spec& spe
   return Array(MakeConstant(std::move(shape), value, dtype, std::move(chunks), "full"), spec);
 }
 
-Array ones_like(const Array& like) { return ones(like.shape(), like.dtype(), like.chunks(), like.spec()); }
+Array ones_like(const Array& like) {
+  return ones(like.shape(), like.dtype(), like.chunks(), like.spec());
+}
 Array zeros_like(const Array& like) {
   return zeros(like.shape(), like.dtype(), like.chunks(), like.spec());
 }

@@ -54,9 +54,9 @@ TESSERA_DEFINE_UNARY(logical_not)
 TESSERA_DEFINE_UNARY(bitwise_invert)
 #undef TESSERA_DEFINE_UNARY
 
-#define TESSERA_DEFINE_BINARY(name)                                                          \
-  Array name(const Array& x, const Array& y) { return elementwise(#name, x, y); }           \
-  Array name(const Array& x, const Scalar& y) { return elementwise(#name, x, y); }          \
+#define TESSERA_DEFINE_BINARY(name)                                                \
+  Array name(const Array& x, const Array& y) { return elementwise(#name, x, y); }  \
+  Array name(const Array& x, const Scalar& y) { return elementwise(#name, x, y); } \
   Array name(const Scalar& x, const Array& y) { return elementwise(#name, x, y); }
 TESSERA_DEFINE_BINARY(add)
 TESSERA_DEFINE_BINARY(subtract)
@@ -91,12 +91,12 @@ Array where(const Array& condition, const Array& x, const Array& y) {
   return Array(MakeWhere(condition.node(), x.node(), y.node()), condition.spec());
 }
 Array where(const Array& condition, const Array& x, const Scalar& y) {
-  return where(condition, x, Array(MakeConstant({}, y, ResultTypeWithScalar(x.dtype(), y.kind()), {}),
-                                   x.spec()));
+  return where(condition, x,
+               Array(MakeConstant({}, y, ResultTypeWithScalar(x.dtype(), y.kind()), {}), x.spec()));
 }
 Array where(const Array& condition, const Scalar& x, const Array& y) {
-  return where(condition, Array(MakeConstant({}, x, ResultTypeWithScalar(y.dtype(), x.kind()), {}),
-                                y.spec()),
+  return where(condition,
+               Array(MakeConstant({}, x, ResultTypeWithScalar(y.dtype(), x.kind()), {}), y.spec()),
                y);
 }
 Array astype(const Array& x, DType dtype) { return x.astype(dtype); }
@@ -108,9 +108,9 @@ Array broadcast_to(const Array& x, Shape shape) {
   return Array(MakeBroadcast(x.node(), std::move(shape)), x.spec());
 }
 
-#define TESSERA_DEFINE_OPERATOR(op, name)                                                      \
-  Array operator op(const Array& x, const Array& y) { return elementwise(name, x, y); }       \
-  Array operator op(const Array& x, const Scalar& y) { return elementwise(name, x, y); }      \
+#define TESSERA_DEFINE_OPERATOR(op, name)                                                \
+  Array operator op(const Array& x, const Array& y) { return elementwise(name, x, y); }  \
+  Array operator op(const Array& x, const Scalar& y) { return elementwise(name, x, y); } \
   Array operator op(const Scalar& x, const Array& y) { return elementwise(name, x, y); }
 TESSERA_DEFINE_OPERATOR(+, "add")
 TESSERA_DEFINE_OPERATOR(-, "subtract")

@@ -41,7 +41,8 @@ Array Stored(const Spec& spec, std::optional<CodecConfig> codec, Shape chunks) {
   const ZarrArray array = ZarrArray::Create(store, "", metadata);
   NDArray values(metadata.shape, float32);
   auto data = values.mutable_data<float>();
-  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>((i * 37) % 1000) * 0.5f + 1.0f;
+  for (std::size_t i = 0; i < data.size(); ++i)
+    data[i] = static_cast<float>((i * 37) % 1000) * 0.5f + 1.0f;
   array.Write(values, 1);
   return from_zarr(store, "", spec);
 }
@@ -52,7 +53,8 @@ std::vector<Case> Cases() {
   const Array lz4 = Stored(spec, ParseCodecSpec("blosc-lz4"), {64, 50});
   const Array other_grid = Stored(spec, ParseCodecSpec("zstd:1"), {100, 130});
   NDArray row_values({130}, float32);
-  for (Index i = 0; i < 130; ++i) row_values.mutable_data<float>()[static_cast<std::size_t>(i)] = static_cast<float>(i);
+  for (Index i = 0; i < 130; ++i)
+    row_values.mutable_data<float>()[static_cast<std::size_t>(i)] = static_cast<float>(i);
   const Array row = asarray(row_values, {50}, spec);
   PlanOptions unfused;
   unfused.fuse = false;
@@ -75,9 +77,14 @@ std::vector<Case> Cases() {
   add_case("where and comparisons", where(lz4 > 100.0f, raw, lz4 - raw), fused, std::nullopt);
   add_case("astype chain", (-lz4).astype(int32).astype(float64), fused, std::nullopt);
   add_case("misaligned grids (region reads)", raw + exp(other_grid * 0.001f), fused, std::nullopt);
-  add_case("broadcast of a small array", lz4 + broadcast_to(row * 2.0f, {250, 130}), fused, std::nullopt);
-  add_case("generators", ones({250, 130}, float32, {64, 50}, spec) + random::random({250, 130}, {64, 50}, spec, 7).astype(float32), fused, std::nullopt);
-  add_case("map_blocks with declared extra", map_blocks(doubled, {raw}, float32, 64 * 50 * 4) + 1.0f, fused, std::nullopt);
+  add_case("broadcast of a small array", lz4 + broadcast_to(row * 2.0f, {250, 130}), fused,
+           std::nullopt);
+  add_case("generators",
+           ones({250, 130}, float32, {64, 50}, spec) +
+               random::random({250, 130}, {64, 50}, spec, 7).astype(float32),
+           fused, std::nullopt);
+  add_case("map_blocks with declared extra",
+           map_blocks(doubled, {raw}, float32, 64 * 50 * 4) + 1.0f, fused, std::nullopt);
   add_case("unfused, RAM intermediates", exp(log(lz4) * 0.5f), unfused, std::nullopt);
   add_case("unfused, disk intermediates", exp(log(lz4) * 0.5f), disk, std::nullopt);
   add_case("to_zarr blosc-lz4", exp(log(lz4) * 0.5f), fused, "blosc-lz4");

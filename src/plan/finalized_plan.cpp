@@ -80,9 +80,8 @@ const std::vector<std::shared_ptr<ExecutableOp>>& FinalizedPlan::executable_ops(
 
 NDArray FinalizedPlan::TakeResult(std::size_t index) {
   if (index >= state_->result_ops.size()) {
-    throw InvalidArgument("TakeResult: the plan has " +
-                          std::to_string(state_->result_ops.size()) + " outputs, not " +
-                          std::to_string(index + 1));
+    throw InvalidArgument("TakeResult: the plan has " + std::to_string(state_->result_ops.size()) +
+                          " outputs, not " + std::to_string(index + 1));
   }
   const auto& op = state_->ops[static_cast<std::size_t>(state_->result_ops[index])];
   auto* result = dynamic_cast<ResultOutput*>(op->output().get());
@@ -132,10 +131,13 @@ std::string FinalizedPlan::summary() const {
     name_width = std::max(name_width, info.name.size());
     kind_width = std::max(kind_width, info.kind.size());
   }
-  out << "  " << std::left << std::setw(static_cast<int>(name_width)) << "op" << "  "
-      << std::setw(static_cast<int>(kind_width)) << "kind" << "  " << std::right
-      << std::setw(8) << "tasks" << "  " << std::setw(12) << "projected" << "  " << std::left
-      << std::setw(7) << "output" << "  " << "fused\n";
+  out << "  " << std::left << std::setw(static_cast<int>(name_width)) << "op"
+      << "  " << std::setw(static_cast<int>(kind_width)) << "kind"
+      << "  " << std::right << std::setw(8) << "tasks"
+      << "  " << std::setw(12) << "projected"
+      << "  " << std::left << std::setw(7) << "output"
+      << "  "
+      << "fused\n";
   for (std::size_t i = 0; i < state_->infos.size(); ++i) {
     const OpInfo& info = state_->infos[i];
     std::string fused;
@@ -143,7 +145,8 @@ std::string FinalizedPlan::summary() const {
       fused += (fused.empty() ? "" : " -> ") + member;
     }
     std::string reads;
-    for (const std::string& source : state_->sources[i]) reads += (reads.empty() ? "" : ", ") + source;
+    for (const std::string& source : state_->sources[i])
+      reads += (reads.empty() ? "" : ", ") + source;
     for (const int input : info.inputs) {
       reads += (reads.empty() ? "" : ", ") + state_->infos[static_cast<std::size_t>(input)].name;
     }

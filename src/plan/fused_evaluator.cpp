@@ -62,8 +62,8 @@ class FusedEvaluator::TileProgram {
     const Node* node = nullptr;
     SlotKind kind = SlotKind::kComputed;
     std::vector<int> inputs;
-    Region leaf_region;  // kBlock, kGathered: the region the leaf is read or computed over
-    Shape byte_strides;  // kGathered
+    Region leaf_region;          // kBlock, kGathered: the region the leaf is read or computed over
+    Shape byte_strides;          // kGathered
     const Node* leaf = nullptr;  // kBlock, kGathered: the node whose values are held whole
   };
 
@@ -152,12 +152,11 @@ std::shared_ptr<const NDArray> FusedEvaluator::EvaluateNode(const Node& node,
   const NodeDetail& detail = node.detail();
   NDArray out = detail.function(inputs, BlockInfo{BlockIndexOf(node, region), region});
   if (out.shape() != region.shape || out.dtype() != node.dtype()) {
-    throw InvalidArgument("map_blocks (" + node.name() + "): the function returned shape " +
-                          ShapeToString(out.shape()) + " and dtype " +
-                          std::string(out.dtype().name()) + " for block " +
-                          ShapeToString(BlockIndexOf(node, region)) + ", expected shape " +
-                          ShapeToString(region.shape) + " and dtype " +
-                          std::string(node.dtype().name()));
+    throw InvalidArgument(
+        "map_blocks (" + node.name() + "): the function returned shape " +
+        ShapeToString(out.shape()) + " and dtype " + std::string(out.dtype().name()) +
+        " for block " + ShapeToString(BlockIndexOf(node, region)) + ", expected shape " +
+        ShapeToString(region.shape) + " and dtype " + std::string(node.dtype().name()));
   }
   return std::make_shared<const NDArray>(std::move(out));
 }

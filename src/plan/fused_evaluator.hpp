@@ -56,8 +56,7 @@ class FusedEvaluator {
   Index InputBlocksOf(const Node& node, const Region& region) const;
   bool IsMember(const Node& node) const { return members_.contains(&node); }
 
-  std::shared_ptr<const NDArray> EvaluateElementwise(const Node& node,
-                                                     const Region& region) const;
+  std::shared_ptr<const NDArray> EvaluateElementwise(const Node& node, const Region& region) const;
   MemoryFigure ProjectElementwise(const Node& node, const Region& region) const;
 
   NodePtr root_;

@@ -29,9 +29,7 @@ std::string FusedOp::DescribeTask(std::int64_t task) const {
   return "block " + ShapeToString(grid_.BlockIndex(task));
 }
 
-bool FusedOp::IsTaskDone(std::int64_t task) const {
-  return output_->Has(grid_.BlockIndex(task));
-}
+bool FusedOp::IsTaskDone(std::int64_t task) const { return output_->Has(grid_.BlockIndex(task)); }
 
 void FusedOp::RunTask(std::int64_t task) const {
   const Shape block = grid_.BlockIndex(task);
@@ -57,7 +55,8 @@ void FusedOp::ForRepresentativeTasks(Fn&& fn) const {
   Shape pick(blocks.size(), 0);
   Shape block(blocks.size());
   while (true) {
-    for (std::size_t d = 0; d < blocks.size(); ++d) block[d] = choices[d][static_cast<std::size_t>(pick[d])];
+    for (std::size_t d = 0; d < blocks.size(); ++d)
+      block[d] = choices[d][static_cast<std::size_t>(pick[d])];
     fn(grid_.LinearIndex(block));
     std::size_t d = blocks.size();
     while (d > 0) {
@@ -86,8 +85,7 @@ std::int64_t FusedOp::MaxProjection(std::int64_t* worst_task) const {
 Index FusedOp::MaxInputBlocks() const {
   Index largest = 0;
   ForRepresentativeTasks([&](Index task) {
-    largest = std::max(largest,
-                       evaluator_->InputBlocks(grid_.BlockRegion(grid_.BlockIndex(task))));
+    largest = std::max(largest, evaluator_->InputBlocks(grid_.BlockRegion(grid_.BlockIndex(task))));
   });
   return largest;
 }

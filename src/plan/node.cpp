@@ -69,13 +69,15 @@ Shape ResultChunks(const Shape& shape, std::span<const NodePtr> operands) {
       for (const NodePtr& operand : operands) {
         if (pass == 0 && IsGenerator(operand->kind())) continue;
         const int dim = AlignedDim(*operand, ndim, d);
-        if (dim >= 0 && operand->shape()[static_cast<std::size_t>(dim)] == shape[static_cast<std::size_t>(d)]) {
+        if (dim >= 0 &&
+            operand->shape()[static_cast<std::size_t>(dim)] == shape[static_cast<std::size_t>(d)]) {
           chosen = operand->chunks()[static_cast<std::size_t>(dim)];
           break;
         }
       }
     }
-    chunks[static_cast<std::size_t>(d)] = chosen > 0 ? chosen : std::max<Index>(shape[static_cast<std::size_t>(d)], 1);
+    chunks[static_cast<std::size_t>(d)] =
+        chosen > 0 ? chosen : std::max<Index>(shape[static_cast<std::size_t>(d)], 1);
   }
   return chunks;
 }
@@ -163,7 +165,8 @@ Shape BroadcastShapes(const Shape& a, const Shape& b) {
 }
 
 NodePtr MakeZarrSource(std::shared_ptr<Store> store, std::string path) {
-  auto array = std::make_shared<const ZarrArray>(ZarrArray::Open(std::move(store), std::move(path)));
+  auto array =
+      std::make_shared<const ZarrArray>(ZarrArray::Open(std::move(store), std::move(path)));
   const ZarrMetadata& meta = array->metadata();
   NodeDetail detail;
   detail.zarr = array;

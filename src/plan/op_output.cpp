@@ -3,8 +3,8 @@
 #include <utility>
 
 #include "region_copy.hpp"
-#include "tessera/core/memory_account.hpp"
 #include "tessera/core/errors.hpp"
+#include "tessera/core/memory_account.hpp"
 #include "tessera/storage/directory_store.hpp"
 #include "tessera/storage/memory_store.hpp"
 
@@ -161,9 +161,10 @@ class ZarrOutput : public OpOutput {
       : metadata_(std::move(metadata)),
         attributes_(std::move(attributes)),
         shadow_(ShadowArray(metadata_)),
-        largest_written_(metadata_.compressor
-                             ? MakeCodec(*metadata_.compressor)->MaxEncodedSize(metadata_.chunk_nbytes())
-                             : metadata_.chunk_nbytes()) {}
+        largest_written_(
+            metadata_.compressor
+                ? MakeCodec(*metadata_.compressor)->MaxEncodedSize(metadata_.chunk_nbytes())
+                : metadata_.chunk_nbytes()) {}
 
   bool Has(const Shape& block) const override {
     return array_ != nullptr && array_->StoredChunkSize(block).has_value();

@@ -78,9 +78,8 @@ bool ReadsAligned(const Node& consumer, const Node& input) {
 
 std::filesystem::path FreshWorkDirectory(const Spec& spec) {
   static std::atomic<int> counter{0};
-  const std::filesystem::path base = spec.work_dir.empty()
-                                         ? std::filesystem::temp_directory_path()
-                                         : std::filesystem::path(spec.work_dir);
+  const std::filesystem::path base = spec.work_dir.empty() ? std::filesystem::temp_directory_path()
+                                                           : std::filesystem::path(spec.work_dir);
   return base / ("tessera-" + std::to_string(getpid()) + "-" + std::to_string(++counter));
 }
 
@@ -95,7 +94,8 @@ class PlanBuilder {
     for (PlanOutput& output : requested_) {
       if (output.node == nullptr) throw InvalidArgument("plan: an output array is empty");
       // A source asked for as an output is copied by an op of its own.
-      if (IsSource(output.node->kind())) output.node = MakeAsType(output.node, output.node->dtype());
+      if (IsSource(output.node->kind()))
+        output.node = MakeAsType(output.node, output.node->dtype());
     }
     std::vector<NodePtr> roots;
     for (const PlanOutput& output : requested_) roots.push_back(output.node);
@@ -260,7 +260,8 @@ class PlanBuilder {
       }
       return std::make_shared<ResultOutput>(node.shape(), node.chunks(), node.dtype());
     }
-    if (tier == Tier::kMemory) return MakeMemoryTierOutput(node.shape(), node.chunks(), node.dtype());
+    if (tier == Tier::kMemory)
+      return MakeMemoryTierOutput(node.shape(), node.chunks(), node.dtype());
     if (work_directory_.empty()) work_directory_ = FreshWorkDirectory(spec_);
     return MakeDiskTierOutput(node.shape(), node.chunks(), node.dtype(),
                               work_directory_ / node.name(), options_.disk_compressor);
@@ -276,9 +277,8 @@ class PlanBuilder {
         }
       }
     }
-    auto evaluator = std::make_shared<const FusedEvaluator>(by_address_.at(&root), members,
-                                                            std::move(boundary),
-                                                            options_.tile_elements);
+    auto evaluator = std::make_shared<const FusedEvaluator>(
+        by_address_.at(&root), members, std::move(boundary), options_.tile_elements);
     return std::make_shared<FusedOp>(std::move(info), std::move(evaluator), std::move(output),
                                      spec_.reserved_mem);
   }
@@ -373,8 +373,9 @@ class PlanBuilder {
           ") exceeds allowed_mem (" + std::to_string(spec_.allowed_mem) +
           "), including reserved_mem (" + std::to_string(spec_.reserved_mem) + "), in op \"" +
           info.name + "\" (" + info.kind + ", " + std::to_string(info.num_tasks) +
-          (info.num_tasks == 1 ? " task" : " tasks") + ", largest at " + block + "); the smallest allowed_mem that would run it is " +
-          std::to_string(info.projected_mem) + " (" + format_bytes(info.projected_mem) + ")";
+          (info.num_tasks == 1 ? " task" : " tasks") + ", largest at " + block +
+          "); the smallest allowed_mem that would run it is " + std::to_string(info.projected_mem) +
+          " (" + format_bytes(info.projected_mem) + ")";
       if (required > info.projected_mem) {
         message += "; the whole plan needs " + std::to_string(required) + " (" +
                    format_bytes(required) + ")";

@@ -4,12 +4,12 @@
 
 #include <bit>
 
+#include "temp_dir.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/plan/finalized_plan.hpp"
 #include "tessera/storage/directory_store.hpp"
 #include "tessera/storage/memory_store.hpp"
 #include "tessera/storage/zarr_array.hpp"
-#include "temp_dir.hpp"
 
 namespace tessera {
 namespace {
@@ -121,8 +121,9 @@ TEST(PlannerTest, ChainOfElementwiseOpsHoldsOneTilePerNode) {
   // for log, the constant 2.0, multiply, exp and the constant 1.0 (5 x 800), out 800.
   const NodePtr x = StoredArray({20, 20}, {10, 10}, std::nullopt);
   const NodePtr y = MakeBinaryWithScalar(
-      "subtract", MakeUnary("exp", MakeBinaryWithScalar("multiply", MakeUnary("log", x), 2.0, false)),
-      1.0, false);
+      "subtract",
+      MakeUnary("exp", MakeBinaryWithScalar("multiply", MakeUnary("log", x), 2.0, false)), 1.0,
+      false);
   const FinalizedPlan plan = PlanOf(y, SpecWith(1 << 20));
   ASSERT_EQ(plan.ops().size(), 1u);
   EXPECT_EQ(plan.ops()[0].projected_mem, 800 + 5 * 800 + 800);
@@ -177,7 +178,8 @@ TEST(PlannerTest, FusionOffMakesAnOpPerNode) {
   const NodePtr x = StoredArray({20, 20}, {10, 10}, std::nullopt);
   PlanOptions options;
   options.fuse = false;
-  const FinalizedPlan plan = PlanOf(MakeUnary("exp", MakeUnary("log", x)), SpecWith(1 << 20), options);
+  const FinalizedPlan plan =
+      PlanOf(MakeUnary("exp", MakeUnary("log", x)), SpecWith(1 << 20), options);
   ASSERT_EQ(plan.ops().size(), 2u);
   EXPECT_EQ(plan.ops()[0].tier, Tier::kMemory);
   EXPECT_EQ(plan.ops()[1].inputs, std::vector<int>{0});
@@ -214,7 +216,8 @@ TEST(PlannerTest, SummaryAndDotNameEveryOp) {
   const NodePtr x = StoredArray({20, 20}, {10, 10}, std::nullopt);
   PlanOptions options;
   options.fuse = false;
-  const FinalizedPlan plan = PlanOf(MakeUnary("exp", MakeUnary("log", x)), SpecWith(1 << 20), options);
+  const FinalizedPlan plan =
+      PlanOf(MakeUnary("exp", MakeUnary("log", x)), SpecWith(1 << 20), options);
   const std::string summary = plan.summary();
   const std::string dot = plan.to_dot();
   for (const OpInfo& op : plan.ops()) {

@@ -39,8 +39,8 @@ struct ComputeOptions {
 struct ToZarrOptions {
   std::optional<CodecConfig> compressor = ParseCodecSpec("blosc-lz4");  // nullopt: raw
   std::vector<std::string> dimension_names;  // xarray's _ARRAY_DIMENSIONS
-  bool resume = false;     // keep chunks an interrupted run of the same array wrote
-  bool overwrite = true;   // replace an existing array at the target
+  bool resume = false;    // keep chunks an interrupted run of the same array wrote
+  bool overwrite = true;  // replace an existing array at the target
   ComputeOptions compute;
 };
 
@@ -78,7 +78,6 @@ class Array {
 
 // One plan for several arrays (their shared inputs are computed once).
 FinalizedPlan plan(const std::vector<Array>& outputs, const PlanOptions& options = {});
-std::vector<NDArray> compute(const std::vector<Array>& outputs,
-                             const ComputeOptions& options = {});
+std::vector<NDArray> compute(const std::vector<Array>& outputs, const ComputeOptions& options = {});
 
 }  // namespace tessera

@@ -60,9 +60,9 @@ Array logical_not(const Array& x);
 Array bitwise_invert(const Array& x);
 
 // Binary; each also takes a scalar on either side.
-#define TESSERA_DECLARE_BINARY(name)                    \
-  Array name(const Array& x, const Array& y);           \
-  Array name(const Array& x, const Scalar& y);          \
+#define TESSERA_DECLARE_BINARY(name)           \
+  Array name(const Array& x, const Array& y);  \
+  Array name(const Array& x, const Scalar& y); \
   Array name(const Scalar& x, const Array& y);
 TESSERA_DECLARE_BINARY(add)
 TESSERA_DECLARE_BINARY(subtract)
@@ -102,9 +102,9 @@ Array broadcast_to(const Array& x, Shape shape);
 
 // Operators: arithmetic, comparison (elementwise, giving bool arrays), logical and
 // bitwise (&, |, ^ on bool or integer arrays, ~ as bitwise_invert, ! as logical_not).
-#define TESSERA_DECLARE_OPERATOR(op)                      \
-  Array operator op(const Array& x, const Array& y);      \
-  Array operator op(const Array& x, const Scalar& y);     \
+#define TESSERA_DECLARE_OPERATOR(op)                  \
+  Array operator op(const Array& x, const Array& y);  \
+  Array operator op(const Array& x, const Scalar& y); \
   Array operator op(const Scalar& x, const Array& y);
 TESSERA_DECLARE_OPERATOR(+)
 TESSERA_DECLARE_OPERATOR(-)

@@ -45,8 +45,8 @@ class Scalar {
  public:
   Scalar() : value_(0.0) {}
   template <class T>
-    requires std::is_arithmetic_v<T>
-  Scalar(T value) {  // NOLINT(google-explicit-constructor): scalars convert implicitly
+  requires std::is_arithmetic_v<T> Scalar(
+      T value) {  // NOLINT(google-explicit-constructor): scalars convert implicitly
     if constexpr (std::is_same_v<T, bool>) {
       value_ = value;
     } else if constexpr (std::is_floating_point_v<T>) {

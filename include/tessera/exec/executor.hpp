@@ -34,14 +34,14 @@ namespace tessera {
 
 // One task as it ran.
 struct TaskRecord {
-  int op = 0;                       // index into the plan's ops
+  int op = 0;  // index into the plan's ops
   std::string op_name;
   std::int64_t task = 0;
-  std::int64_t projected_mem = 0;   // its projection (reserved_mem included)
-  std::int64_t measured_mem = 0;    // peak Buffer bytes it held, plus reserved_mem
-  double seconds = 0;               // from its first attempt's start to its success
-  int attempts = 1;                 // attempts it took; 0 when skipped
-  bool skipped = false;             // resume found it already done (nothing measured)
+  std::int64_t projected_mem = 0;  // its projection (reserved_mem included)
+  std::int64_t measured_mem = 0;   // peak Buffer bytes it held, plus reserved_mem
+  double seconds = 0;              // from its first attempt's start to its success
+  int attempts = 1;                // attempts it took; 0 when skipped
+  bool skipped = false;            // resume found it already done (nothing measured)
 };
 
 // Per op: projected vs measured.
@@ -56,22 +56,22 @@ struct OpReport {
   std::int64_t measured_mem_p95 = 0;     // skipped ones); 0 when none ran
   double seconds = 0;                    // wall time of the op, Prepare() to Commit()
   double task_seconds_max = 0;
-  int retries = 0;                       // failed attempts that were retried
+  int retries = 0;  // failed attempts that were retried
 };
 
 struct ExecutionReport {
   std::vector<OpReport> ops;
-  std::vector<TaskRecord> tasks;         // every task, in completion order
+  std::vector<TaskRecord> tasks;  // every task, in completion order
   double seconds = 0;
-  std::int64_t peak_rss_bytes = 0;       // process RSS high-water mark during the run (since
-                                         // the process started where it cannot be reset)
+  std::int64_t peak_rss_bytes = 0;  // process RSS high-water mark during the run (since
+                                    // the process started where it cannot be reset)
 };
 
 enum class ProgressMode { kAuto, kAlways, kNever };  // auto: only when stderr is a tty
 
 struct ExecuteOptions {
-  int retries = 2;                        // extra attempts for a failing task
-  bool resume = false;                    // skip tasks IsTaskDone() reports
+  int retries = 2;      // extra attempts for a failing task
+  bool resume = false;  // skip tasks IsTaskDone() reports
   ProgressMode progress = ProgressMode::kAuto;
   // Called once after each task, skipped ones included (from worker threads, serialized
   // by the executor). If it throws, the run stops as for a failed task and the exception

@@ -21,27 +21,27 @@ namespace tessera {
 
 // Where an op's output lives while later ops read it.
 enum class Tier {
-  kNone,      // nothing is stored (a source, or an output streamed to its consumer)
-  kResult,    // the in-memory result of compute()
-  kTarget,    // the user's Zarr target (to_zarr)
-  kMemory,    // an intermediate in RAM
-  kDisk,      // an intermediate on local disk (work_dir)
+  kNone,    // nothing is stored (a source, or an output streamed to its consumer)
+  kResult,  // the in-memory result of compute()
+  kTarget,  // the user's Zarr target (to_zarr)
+  kMemory,  // an intermediate in RAM
+  kDisk,    // an intermediate on local disk (work_dir)
 };
 std::string_view TierName(Tier tier);  // "none", "result", "target", "memory", "disk"
 
 // What the plan knows of one op (FinalizedPlan::ops()).
 struct OpInfo {
-  std::string name;                  // unique in the plan, e.g. "add-7"
-  std::string kind;                  // "elementwise", "map_blocks", "generate", "rechunk", ...
-  std::vector<std::string> fused;    // names of the ops fused into this one, inputs first
+  std::string name;                // unique in the plan, e.g. "add-7"
+  std::string kind;                // "elementwise", "map_blocks", "generate", "rechunk", ...
+  std::vector<std::string> fused;  // names of the ops fused into this one, inputs first
   Shape shape;
   Shape chunks;
   DType dtype = float64;
   std::int64_t num_tasks = 0;
-  std::int64_t projected_mem = 0;    // largest task projection, reserved_mem included
-  Tier tier = Tier::kNone;           // where its output goes
-  int concurrency = 1;               // tasks that may run at once under total_mem
-  std::vector<int> inputs;           // indices (in FinalizedPlan::ops()) of ops it reads
+  std::int64_t projected_mem = 0;  // largest task projection, reserved_mem included
+  Tier tier = Tier::kNone;         // where its output goes
+  int concurrency = 1;             // tasks that may run at once under total_mem
+  std::vector<int> inputs;         // indices (in FinalizedPlan::ops()) of ops it reads
 };
 
 class ExecutableOp {

@@ -34,9 +34,9 @@ struct PlanOptions {
 
 // Where and how to_zarr writes.
 struct ZarrTarget {
-  std::shared_ptr<Store> store;       // the store to write into, at `path`...
+  std::shared_ptr<Store> store;  // the store to write into, at `path`...
   std::string path;
-  std::filesystem::path directory;    // ...or, when store is null, this directory
+  std::filesystem::path directory;  // ...or, when store is null, this directory
   std::optional<CodecConfig> compressor = ParseCodecSpec("blosc-lz4");
   std::vector<std::string> dimension_names;
   // Keep the chunks a previous, interrupted run of the same array wrote; their tasks

@@ -44,9 +44,7 @@ BinaryOp BinaryOpFromName(std::string_view name) {
                         "\"; known: " + Known<BinaryOp, kBinaryCount>());
 }
 
-bool IsUnaryOpName(std::string_view name) {
-  return Find<UnaryOp, kUnaryCount>(name).has_value();
-}
+bool IsUnaryOpName(std::string_view name) { return Find<UnaryOp, kUnaryCount>(name).has_value(); }
 bool IsBinaryOpName(std::string_view name) {
   return Find<BinaryOp, kBinaryCount>(name).has_value();
 }
