@@ -120,12 +120,7 @@ NDArray FusedEvaluator::Evaluate(const Region& region) const {
 }
 
 MemoryFigure FusedEvaluator::Project(const Region& region) const {
-  MemoryFigure figure = ProjectNode(*root_, region);
-  if (!IsMember(*root_)) {
-    // A root read from storage (never planned that way) would be copied once more.
-    figure.peak += figure.result;
-  }
-  return figure;
+  return ProjectNode(*root_, region);
 }
 
 std::shared_ptr<const NDArray> FusedEvaluator::EvaluateNode(const Node& node,

@@ -35,6 +35,14 @@ std::shared_ptr<const NDArray> ReadZarrRegion(const ZarrArray& array, const Regi
   return std::make_shared<const NDArray>(array.ReadRegion(region, /*max_threads=*/1));
 }
 
+// What ReadZarrRegion holds: the region and the reader's buffers for chunks stored in
+// at most `largest_chunk` bytes.
+std::int64_t ProjectZarrRead(const ZarrArray& array, const Region& region,
+                             std::int64_t largest_chunk) {
+  return RegionBytes(region, array.metadata().dtype) +
+         array.ReadRegionScratchBytes(region, largest_chunk);
+}
+
 // An array shaped like `metadata` in a throwaway in-memory store: answers projection
 // questions about an array not created yet.
 std::shared_ptr<const ZarrArray> ShadowArray(const ZarrMetadata& metadata) {
@@ -51,8 +59,7 @@ class ZarrStoredArray : public StoredArray {
     return ReadZarrRegion(*array_, region);
   }
   std::int64_t ProjectRead(const Region& region) const override {
-    return RegionBytes(region, array_->metadata().dtype) +
-           array_->ReadRegionScratchBytes(region, largest_chunk_);
+    return ProjectZarrRead(*array_, region, largest_chunk_);
   }
   Index BlocksTouched(const Region& region) const override {
     return CountTouchedBlocks(array_->grid(), region);
@@ -178,8 +185,7 @@ class ZarrOutput : public OpOutput {
     return ReadZarrRegion(*array_, region);
   }
   std::int64_t ProjectRead(const Region& region) const override {
-    return RegionBytes(region, metadata_.dtype) +
-           shadow_->ReadRegionScratchBytes(region, largest_written_);
+    return ProjectZarrRead(*shadow_, region, largest_written_);
   }
   Index BlocksTouched(const Region& region) const override {
     return CountTouchedBlocks(shadow_->grid(), region);

@@ -162,8 +162,8 @@ class PlanBuilder {
         if (!IsComputedBoundary(*node) || unsplittable.contains(node.get())) continue;
         const NodeSet members = Members(*node);
         if (members.size() < 2) continue;
-        const std::int64_t fused = ProjectGroup(*node);
         const auto op = MakeOp(*node, members, ProvisionalOutput(*node), {});
+        const std::int64_t fused = op->MaxProjection();
         const bool over_limits = CountStoredInputs(members) > options_.max_fused_sources ||
                                  op->MaxInputBlocks() > options_.max_fused_input_blocks;
         if (!over_limits && fused <= spec_.allowed_mem) continue;

@@ -64,6 +64,49 @@ Index ByteOffset(std::span<const Index> position, std::span<const Index> byte_st
   return offset;
 }
 
+// One chunk a region read touches: the block, the part of its chunk inside the region
+// (chunk coordinates), and where that part starts in the region.
+struct TouchedBox {
+  Shape block;
+  Region box;
+  Shape out_start;
+};
+
+// The chunk of `grid` that `region` touches as the `linear`-th (C order) of the
+// `block_counts` blocks starting at `first_block`.
+TouchedBox TouchedBoxAt(const ChunkGrid& grid, const Region& region, const Shape& first_block,
+                        const Shape& block_counts, Index linear) {
+  const std::size_t ndim = region.shape.size();
+  TouchedBox touched{Shape(ndim), Region{Shape(ndim), Shape(ndim)}, Shape(ndim)};
+  for (std::size_t dim = ndim; dim-- > 0;) {
+    touched.block[dim] = first_block[dim] + linear % block_counts[dim];
+    linear /= block_counts[dim];
+  }
+  const Region block_region = grid.BlockRegion(touched.block);
+  for (std::size_t dim = 0; dim < ndim; ++dim) {
+    const Index begin = std::max(block_region.start[dim], region.start[dim]);
+    const Index end = std::min(block_region.start[dim] + block_region.shape[dim],
+                               region.start[dim] + region.shape[dim]);
+    touched.box.start[dim] = begin - block_region.start[dim];
+    touched.box.shape[dim] = end - begin;
+    touched.out_start[dim] = begin - region.start[dim];
+  }
+  return touched;
+}
+
+// The first block `region` touches and how many it touches per dimension.
+std::pair<Shape, Shape> TouchedBlocks(const ChunkGrid& grid, const Region& region) {
+  const std::size_t ndim = region.shape.size();
+  Shape first_block(ndim);
+  Shape block_counts(ndim);
+  for (std::size_t dim = 0; dim < ndim; ++dim) {
+    const Index chunk = grid.chunks()[dim];
+    first_block[dim] = region.start[dim] / chunk;
+    block_counts[dim] = (region.start[dim] + region.shape[dim] - 1) / chunk - first_block[dim] + 1;
+  }
+  return {first_block, block_counts};
+}
+
 // Builds the codecs of a pipeline; InvalidArgument names the stage that failed.
 std::shared_ptr<const Codec> MakeStage(const CodecConfig& config, const std::string& stage) {
   try {
@@ -295,35 +338,13 @@ NDArray ZarrArray::ReadRegion(const Region& region, int max_threads) const {
   std::byte* const out_data = out.mutable_bytes().data();
 
   // The blocks the region touches: first_block + [0, block_counts) per dimension.
-  const std::size_t ndim = region.shape.size();
-  Shape first_block(ndim);
-  Shape block_counts(ndim);
-  for (std::size_t dim = 0; dim < ndim; ++dim) {
-    const Index chunk = metadata_.chunks[dim];
-    first_block[dim] = region.start[dim] / chunk;
-    block_counts[dim] = (region.start[dim] + region.shape[dim] - 1) / chunk - first_block[dim] + 1;
-  }
+  const auto [first_block, block_counts] = TouchedBlocks(grid_, region);
   ScratchPool scratch_pool;
   ParallelFor(ShapeSize(block_counts), threads, [&](std::int64_t linear) {
-    Shape block(ndim);
-    for (std::size_t dim = ndim; dim-- > 0;) {
-      block[dim] = first_block[dim] + linear % block_counts[dim];
-      linear /= block_counts[dim];
-    }
-    const Region block_region = grid_.BlockRegion(block);
-    Region box{Shape(ndim), Shape(ndim)};  // in chunk coordinates
-    Shape out_start(ndim);
-    for (std::size_t dim = 0; dim < ndim; ++dim) {
-      const Index begin = std::max(block_region.start[dim], region.start[dim]);
-      const Index end = std::min(block_region.start[dim] + block_region.shape[dim],
-                                 region.start[dim] + region.shape[dim]);
-      box.start[dim] = begin - block_region.start[dim];
-      box.shape[dim] = end - begin;
-      out_start[dim] = begin - region.start[dim];
-    }
+    const TouchedBox touched = TouchedBoxAt(grid_, region, first_block, block_counts, linear);
     ScratchPool::Lease scratch = scratch_pool.Take();
-    io.ReadPart(block, box, out_data + ByteOffset(out_start, out_strides), out_strides,
-                IsContiguousIn(region.shape, box.shape), scratch.scratch());
+    io.ReadPart(touched.block, touched.box, out_data + ByteOffset(touched.out_start, out_strides),
+                out_strides, IsContiguousIn(region.shape, touched.box.shape), scratch.scratch());
   });
   return out;
 }
@@ -378,32 +399,11 @@ std::int64_t ZarrArray::ReadRegionScratchBytes(const Region& region,
   ChunkIo::ScratchBytes held;
   if (ShapeSize(region.shape) == 0) return 0;
   // The same walk as ReadRegion: every block the region touches, and its box.
-  const std::size_t ndim = region.shape.size();
-  Shape first_block(ndim);
-  Shape block_counts(ndim);
-  for (std::size_t dim = 0; dim < ndim; ++dim) {
-    const Index chunk = metadata_.chunks[dim];
-    first_block[dim] = region.start[dim] / chunk;
-    block_counts[dim] = (region.start[dim] + region.shape[dim] - 1) / chunk - first_block[dim] + 1;
-  }
+  const auto [first_block, block_counts] = TouchedBlocks(grid_, region);
   const Index stored = std::min(max_stored_chunk, io.max_stored_bytes());
   for (Index linear = 0, count = ShapeSize(block_counts); linear < count; ++linear) {
-    Index rest = linear;
-    Shape block(ndim);
-    for (std::size_t dim = ndim; dim-- > 0;) {
-      block[dim] = first_block[dim] + rest % block_counts[dim];
-      rest /= block_counts[dim];
-    }
-    const Region block_region = grid_.BlockRegion(block);
-    Region box{Shape(ndim), Shape(ndim)};
-    for (std::size_t dim = 0; dim < ndim; ++dim) {
-      const Index begin = std::max(block_region.start[dim], region.start[dim]);
-      const Index end = std::min(block_region.start[dim] + block_region.shape[dim],
-                                 region.start[dim] + region.shape[dim]);
-      box.start[dim] = begin - block_region.start[dim];
-      box.shape[dim] = end - begin;
-    }
-    held.Grow(io.ReadScratch(box, IsContiguousIn(region.shape, box.shape), stored));
+    const TouchedBox touched = TouchedBoxAt(grid_, region, first_block, block_counts, linear);
+    held.Grow(io.ReadScratch(touched.box, IsContiguousIn(region.shape, touched.box.shape), stored));
   }
   return held.Total();
 }
