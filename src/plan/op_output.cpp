@@ -15,6 +15,13 @@ Index RegionBytes(const Region& region, DType dtype) {
   return ShapeSize(region.shape) * dtype.itemsize();
 }
 
+// A copy of `region` of an array held whole.
+std::shared_ptr<const NDArray> CopyRegionOf(const NDArray& whole, const Region& region) {
+  auto out = std::make_shared<NDArray>(region.shape, whole.dtype());
+  CopyBox(whole, Shape(region.start.size(), 0), *out, region.start, region);
+  return out;
+}
+
 // The block of `grid` whose region is exactly `region`, if there is one.
 std::optional<Shape> ExactBlock(const ChunkGrid& grid, const Region& region) {
   Shape block(region.start.size());
@@ -77,9 +84,7 @@ class InMemoryStoredArray : public StoredArray {
       : data_(std::move(data)), grid_(data_->shape(), std::move(chunks)) {}
 
   std::shared_ptr<const NDArray> Read(const Region& region) const override {
-    auto out = std::make_shared<NDArray>(region.shape, data_->dtype());
-    CopyBox(*data_, Shape(region.start.size(), 0), *out, region.start, region);
-    return out;
+    return CopyRegionOf(*data_, region);
   }
   std::int64_t ProjectRead(const Region& region) const override {
     return RegionBytes(region, data_->dtype());
@@ -337,9 +342,7 @@ void ResultOutput::Write(const Shape& block, NDArray data) {
 }
 
 std::shared_ptr<const NDArray> ResultOutput::Read(const Region& region) const {
-  auto out = std::make_shared<NDArray>(region.shape, dtype_);
-  CopyBox(result_, Shape(region.start.size(), 0), *out, region.start, region);
-  return out;
+  return CopyRegionOf(result_, region);
 }
 
 std::int64_t ResultOutput::ProjectRead(const Region& region) const {
