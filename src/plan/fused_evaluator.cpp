@@ -19,23 +19,20 @@ namespace {
 // (0 where broadcast).
 Region InputRegionOfBroadcast(const Node& broadcast, const Region& region, Shape& byte_strides) {
   const Node& input = *broadcast.inputs().front();
-  const int offset = broadcast.ndim() - input.ndim();
-  Region source{Shape(static_cast<std::size_t>(input.ndim())),
-                Shape(static_cast<std::size_t>(input.ndim()))};
+  const auto ndim = static_cast<std::size_t>(input.ndim());
+  Region source{Shape(ndim), Shape(ndim)};
   for (int d = 0; d < input.ndim(); ++d) {
     const auto in = static_cast<std::size_t>(d);
-    const auto out = static_cast<std::size_t>(d + offset);
-    const bool stretched = input.shape()[in] == 1 && broadcast.shape()[out] != 1;
-    source.start[in] = stretched ? 0 : region.start[out];
-    source.shape[in] = stretched ? 1 : region.shape[out];
+    const std::size_t out = BroadcastDim(broadcast, d);
+    source.start[in] = IsStretched(broadcast, d) ? 0 : region.start[out];
+    source.shape[in] = IsStretched(broadcast, d) ? 1 : region.shape[out];
   }
   const Shape input_strides = CStrides(source.shape);
   byte_strides.assign(static_cast<std::size_t>(broadcast.ndim()), 0);
   for (int d = 0; d < input.ndim(); ++d) {
-    const auto in = static_cast<std::size_t>(d);
-    const auto out = static_cast<std::size_t>(d + offset);
-    const bool stretched = input.shape()[in] == 1 && broadcast.shape()[out] != 1;
-    byte_strides[out] = stretched ? 0 : input_strides[in] * input.dtype().itemsize();
+    if (IsStretched(broadcast, d)) continue;
+    byte_strides[BroadcastDim(broadcast, d)] =
+        input_strides[static_cast<std::size_t>(d)] * input.dtype().itemsize();
   }
   return source;
 }

@@ -147,6 +147,17 @@ Node::Node(NodeKind kind, std::string op, Shape shape, Shape chunks, DType dtype
       inputs_(std::move(inputs)),
       detail_(std::move(detail)) {}
 
+std::size_t BroadcastDim(const Node& broadcast, int input_dim) {
+  const Node& input = *broadcast.inputs().front();
+  return static_cast<std::size_t>(input_dim + broadcast.ndim() - input.ndim());
+}
+
+bool IsStretched(const Node& broadcast, int input_dim) {
+  const Node& input = *broadcast.inputs().front();
+  return input.shape()[static_cast<std::size_t>(input_dim)] == 1 &&
+         broadcast.shape()[BroadcastDim(broadcast, input_dim)] != 1;
+}
+
 Shape BroadcastShapes(const Shape& a, const Shape& b) {
   const std::size_t ndim = std::max(a.size(), b.size());
   Shape result(ndim);

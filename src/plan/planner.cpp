@@ -55,23 +55,19 @@ bool ReadsAligned(const Node& consumer, const Node& input) {
       consumer.shape() == input.shape()) {
     // A broadcast is evaluated over whatever region its reader asks for; only the
     // dimensions its own input spans must line up.
-    const Node& source = *input.inputs().front();
-    const int offset = input.ndim() - source.ndim();
-    for (int d = 0; d < source.ndim(); ++d) {
-      const auto in = static_cast<std::size_t>(d);
-      const auto out = static_cast<std::size_t>(d + offset);
-      const bool stretched = source.shape()[in] == 1 && input.shape()[out] != 1;
-      if (!stretched && input.chunks()[out] != consumer.chunks()[out]) return false;
+    for (int d = 0; d < input.inputs().front()->ndim(); ++d) {
+      const std::size_t out = BroadcastDim(input, d);
+      if (!IsStretched(input, d) && input.chunks()[out] != consumer.chunks()[out]) return false;
     }
     return true;
   }
   if (consumer.kind() != NodeKind::kBroadcast) return consumer.chunks() == input.chunks();
-  const int offset = consumer.ndim() - input.ndim();
   for (int d = 0; d < input.ndim(); ++d) {
-    const auto in = static_cast<std::size_t>(d);
-    const auto out = static_cast<std::size_t>(d + offset);
-    const bool stretched = input.shape()[in] == 1 && consumer.shape()[out] != 1;
-    if (!stretched && input.chunks()[in] != consumer.chunks()[out]) return false;
+    const std::size_t out = BroadcastDim(consumer, d);
+    if (!IsStretched(consumer, d) &&
+        input.chunks()[static_cast<std::size_t>(d)] != consumer.chunks()[out]) {
+      return false;
+    }
   }
   return true;
 }

@@ -132,6 +132,12 @@ NodePtr MakeBroadcast(NodePtr x, Shape shape);
 NodePtr MakeMapBlocks(BlockFunction fn, std::vector<NodePtr> inputs, Shape shape, Shape chunks,
                       DType dtype, std::int64_t extra_projected_mem, std::string identity = "");
 
+// How a broadcast node (kBroadcast) lines up with its input: input dimension `d` is
+// the broadcast's dimension `BroadcastDim(b, d)` (trailing dimensions align), and the
+// input is repeated along it when `IsStretched(b, d)` (its extent 1 made larger).
+std::size_t BroadcastDim(const Node& broadcast, int input_dim);
+bool IsStretched(const Node& broadcast, int input_dim);
+
 // Shapes combined by numpy's broadcasting rules; InvalidArgument naming both otherwise.
 Shape BroadcastShapes(const Shape& a, const Shape& b);
 
