@@ -72,15 +72,20 @@ struct TouchedBox {
   Shape out_start;
 };
 
-// The chunk of `grid` that `region` touches as the `linear`-th (C order) of the
-// `block_counts` blocks starting at `first_block`.
-TouchedBox TouchedBoxAt(const ChunkGrid& grid, const Region& region, const Shape& first_block,
-                        const Shape& block_counts, Index linear) {
+// The blocks a region touches: first + [0, counts) per dimension.
+struct TouchedRange {
+  Shape first;
+  Shape counts;
+};
+
+// The chunk of `grid` that `region` touches as the `linear`-th (C order) of `range`.
+TouchedBox TouchedBoxAt(const ChunkGrid& grid, const Region& region, const TouchedRange& range,
+                        Index linear) {
   const std::size_t ndim = region.shape.size();
   TouchedBox touched{Shape(ndim), Region{Shape(ndim), Shape(ndim)}, Shape(ndim)};
   for (std::size_t dim = ndim; dim-- > 0;) {
-    touched.block[dim] = first_block[dim] + linear % block_counts[dim];
-    linear /= block_counts[dim];
+    touched.block[dim] = range.first[dim] + linear % range.counts[dim];
+    linear /= range.counts[dim];
   }
   const Region block_region = grid.BlockRegion(touched.block);
   for (std::size_t dim = 0; dim < ndim; ++dim) {
@@ -95,16 +100,15 @@ TouchedBox TouchedBoxAt(const ChunkGrid& grid, const Region& region, const Shape
 }
 
 // The first block `region` touches and how many it touches per dimension.
-std::pair<Shape, Shape> TouchedBlocks(const ChunkGrid& grid, const Region& region) {
+TouchedRange TouchedBlocks(const ChunkGrid& grid, const Region& region) {
   const std::size_t ndim = region.shape.size();
-  Shape first_block(ndim);
-  Shape block_counts(ndim);
+  TouchedRange range{Shape(ndim), Shape(ndim)};
   for (std::size_t dim = 0; dim < ndim; ++dim) {
     const Index chunk = grid.chunks()[dim];
-    first_block[dim] = region.start[dim] / chunk;
-    block_counts[dim] = (region.start[dim] + region.shape[dim] - 1) / chunk - first_block[dim] + 1;
+    range.first[dim] = region.start[dim] / chunk;
+    range.counts[dim] = (region.start[dim] + region.shape[dim] - 1) / chunk - range.first[dim] + 1;
   }
-  return {first_block, block_counts};
+  return range;
 }
 
 // Builds the codecs of a pipeline; InvalidArgument names the stage that failed.
@@ -337,11 +341,10 @@ NDArray ZarrArray::ReadRegion(const Region& region, int max_threads) const {
   const Shape out_strides = ByteStrides(region.shape, metadata_.dtype.itemsize());
   std::byte* const out_data = out.mutable_bytes().data();
 
-  // The blocks the region touches: first_block + [0, block_counts) per dimension.
-  const auto [first_block, block_counts] = TouchedBlocks(grid_, region);
+  const TouchedRange range = TouchedBlocks(grid_, region);
   ScratchPool scratch_pool;
-  ParallelFor(ShapeSize(block_counts), threads, [&](std::int64_t linear) {
-    const TouchedBox touched = TouchedBoxAt(grid_, region, first_block, block_counts, linear);
+  ParallelFor(ShapeSize(range.counts), threads, [&](std::int64_t linear) {
+    const TouchedBox touched = TouchedBoxAt(grid_, region, range, linear);
     ScratchPool::Lease scratch = scratch_pool.Take();
     io.ReadPart(touched.block, touched.box, out_data + ByteOffset(touched.out_start, out_strides),
                 out_strides, IsContiguousIn(region.shape, touched.box.shape), scratch.scratch());
@@ -399,10 +402,10 @@ std::int64_t ZarrArray::ReadRegionScratchBytes(const Region& region,
   ChunkIo::ScratchBytes held;
   if (ShapeSize(region.shape) == 0) return 0;
   // The same walk as ReadRegion: every block the region touches, and its box.
-  const auto [first_block, block_counts] = TouchedBlocks(grid_, region);
+  const TouchedRange range = TouchedBlocks(grid_, region);
   const Index stored = std::min(max_stored_chunk, io.max_stored_bytes());
-  for (Index linear = 0, count = ShapeSize(block_counts); linear < count; ++linear) {
-    const TouchedBox touched = TouchedBoxAt(grid_, region, first_block, block_counts, linear);
+  for (Index linear = 0, count = ShapeSize(range.counts); linear < count; ++linear) {
+    const TouchedBox touched = TouchedBoxAt(grid_, region, range, linear);
     held.Grow(io.ReadScratch(touched.box, IsContiguousIn(region.shape, touched.box.shape), stored));
   }
   return held.Total();
