@@ -23,7 +23,8 @@ std::vector<NDArray> Run(FinalizedPlan& plan, std::size_t results, const Compute
   return values;
 }
 
-void ToZarr(const Array& array, ZarrTarget target, const ToZarrOptions& options) {
+// The plan of writing `array` to `target` as `options` say.
+FinalizedPlan PlanToZarr(const Array& array, ZarrTarget target, const ToZarrOptions& options) {
   target.compressor = options.compressor;
   target.dimension_names = options.dimension_names;
   target.resume = options.resume;
@@ -34,8 +35,12 @@ void ToZarr(const Array& array, ZarrTarget target, const ToZarrOptions& options)
                           " dimension names for an array of " + std::to_string(array.ndim()) +
                           " dimensions");
   }
-  FinalizedPlan plan =
-      Finalize({PlanOutput{array.node(), std::move(target)}}, array.spec(), options.compute.plan);
+  return Finalize({PlanOutput{array.node(), std::move(target)}}, array.spec(),
+                  options.compute.plan);
+}
+
+void ToZarr(const Array& array, ZarrTarget target, const ToZarrOptions& options) {
+  FinalizedPlan plan = PlanToZarr(array, std::move(target), options);
   ExecuteOptions execute = options.compute.execute;
   execute.resume = execute.resume || options.resume;
   ExecutionReport report = Execute(plan.executable_ops(), plan.spec(), execute);
@@ -46,6 +51,19 @@ void ToZarr(const Array& array, ZarrTarget target, const ToZarrOptions& options)
 
 Array::Array(NodePtr node, Spec spec) : node_(std::move(node)), spec_(std::move(spec)) {
   if (node_ == nullptr) throw InvalidArgument("Array: null node");
+}
+
+Array Array::rechunk(Shape chunks) const {
+  return Array(MakeRechunk(node_, std::move(chunks)), spec_);
+}
+
+Array rechunk(const Array& x, Shape chunks) { return x.rechunk(std::move(chunks)); }
+
+FinalizedPlan Array::plan_to_zarr(const std::string& path, const ToZarrOptions& options) const {
+  if (path.empty()) throw InvalidArgument("to_zarr: the path is empty");
+  ZarrTarget target;
+  target.directory = path;
+  return PlanToZarr(*this, std::move(target), options);
 }
 
 FinalizedPlan Array::plan(const PlanOptions& options) const {

@@ -13,6 +13,7 @@
 
 #include "CLI/CLI.hpp"
 #include "info_command.hpp"
+#include "rechunk_command.hpp"
 #include "sample_command.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/version.hpp"
@@ -60,6 +61,7 @@ int Main(int argc, char** argv) {
 
   tessera::cli::InfoCommand info(app);
   tessera::cli::SampleCommand sample(app);
+  tessera::cli::RechunkCommand rechunk(app);
 
   if (const std::optional<std::string> unknown = UnknownCommand(app, argc, argv)) {
     std::cerr << "tessera: error: unknown command \"" << *unknown << "\"\n\n" << app.help();
@@ -77,6 +79,7 @@ int Main(int argc, char** argv) {
 
   if (info.selected()) info.Run(std::cout);
   if (sample.selected()) sample.Run(std::cout);
+  if (rechunk.selected()) rechunk.Run(std::cout);
   std::cout.flush();
   if (!std::cout) {
     std::cerr << "tessera: error: cannot write to standard output\n";

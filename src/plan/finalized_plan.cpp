@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "finalized_plan_state.hpp"
+#include "rechunk_description.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
 
@@ -24,7 +25,7 @@ std::string DotEscape(const std::string& text) {
 
 FinalizedPlan::State::~State() {
   ops.clear();
-  executable.clear();
+  outputs.clear();
   if (!work_directory.empty()) {
     std::error_code ignored;
     std::filesystem::remove_all(work_directory, ignored);
@@ -43,15 +44,13 @@ std::string_view TierName(Tier tier) {
       return "memory";
     case Tier::kDisk:
       return "disk";
+    case Tier::kMixed:
+      return "memory+disk";
   }
   return "none";
 }
 
-FinalizedPlan::FinalizedPlan(std::shared_ptr<State> state) : state_(std::move(state)) {
-  if (state_->executable.empty()) {
-    state_->executable.assign(state_->ops.begin(), state_->ops.end());
-  }
-}
+FinalizedPlan::FinalizedPlan(std::shared_ptr<State> state) : state_(std::move(state)) {}
 
 std::int64_t FinalizedPlan::max_projected_mem() const {
   std::int64_t largest = 0;
@@ -75,7 +74,7 @@ const std::vector<OpInfo>& FinalizedPlan::ops() const { return state_->infos; }
 const Spec& FinalizedPlan::spec() const { return state_->spec; }
 
 const std::vector<std::shared_ptr<ExecutableOp>>& FinalizedPlan::executable_ops() const {
-  return state_->executable;
+  return state_->ops;
 }
 
 NDArray FinalizedPlan::TakeResult(std::size_t index) {
@@ -83,8 +82,8 @@ NDArray FinalizedPlan::TakeResult(std::size_t index) {
     throw InvalidArgument("TakeResult: the plan has " + std::to_string(state_->result_ops.size()) +
                           " outputs, not " + std::to_string(index + 1));
   }
-  const auto& op = state_->ops[static_cast<std::size_t>(state_->result_ops[index])];
-  auto* result = dynamic_cast<ResultOutput*>(op->output().get());
+  const auto& output = state_->outputs[static_cast<std::size_t>(state_->result_ops[index])];
+  auto* result = dynamic_cast<ResultOutput*>(output.get());
   if (result == nullptr) {
     throw InvalidArgument("TakeResult: output " + std::to_string(index) +
                           " was written to Zarr, not kept in memory");
@@ -135,7 +134,7 @@ std::string FinalizedPlan::summary() const {
       << "  " << std::setw(static_cast<int>(kind_width)) << "kind"
       << "  " << std::right << std::setw(8) << "tasks"
       << "  " << std::setw(12) << "projected"
-      << "  " << std::left << std::setw(7) << "output"
+      << "  " << std::left << std::setw(11) << "output"
       << "  "
       << "fused\n";
   for (std::size_t i = 0; i < state_->infos.size(); ++i) {
@@ -153,10 +152,16 @@ std::string FinalizedPlan::summary() const {
     out << "  " << std::left << std::setw(static_cast<int>(name_width)) << info.name << "  "
         << std::setw(static_cast<int>(kind_width)) << info.kind << "  " << std::right
         << std::setw(8) << info.num_tasks << "  " << std::setw(12)
-        << format_bytes(info.projected_mem) << "  " << std::left << std::setw(7)
+        << format_bytes(info.projected_mem) << "  " << std::left << std::setw(11)
         << TierName(info.tier) << "  " << fused;
     if (!reads.empty()) out << "  (reads " << reads << ")";
     out << "\n";
+  }
+  for (std::size_t i = 0; i < state_->infos.size(); ++i) {
+    const OpInfo& info = state_->infos[i];
+    if (info.stage > 0 && info.stage == info.num_stages) {
+      out << "\n" << DescribeRechunk(state_->infos, state_->sources, i);
+    }
   }
   return out.str();
 }

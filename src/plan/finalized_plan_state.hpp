@@ -6,15 +6,15 @@
 #include <string>
 #include <vector>
 
-#include "fused_op.hpp"
+#include "op_output.hpp"
 #include "tessera/plan/finalized_plan.hpp"
 
 namespace tessera {
 
 struct FinalizedPlan::State {
   Spec spec;
-  std::vector<std::shared_ptr<FusedOp>> ops;  // in dependency order
-  std::vector<std::shared_ptr<ExecutableOp>> executable;
+  std::vector<std::shared_ptr<ExecutableOp>> ops;  // in dependency order
+  std::vector<std::shared_ptr<OpOutput>> outputs;  // per op: what it writes
   std::vector<OpInfo> infos;
   std::vector<std::vector<std::string>> sources;  // per op: stored arrays it reads
   std::vector<std::int64_t> worst_tasks;          // per op: the task of its projection

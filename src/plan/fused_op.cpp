@@ -1,8 +1,9 @@
 #include "fused_op.hpp"
 
 #include <algorithm>
-#include <set>
 #include <utility>
+
+#include "representative_tasks.hpp"
 
 namespace tessera {
 
@@ -36,42 +37,10 @@ void FusedOp::RunTask(std::int64_t task) const {
   output_->Write(block, evaluator_->Evaluate(grid_.BlockRegion(block)));
 }
 
-template <class Fn>
-void FusedOp::ForRepresentativeTasks(Fn&& fn) const {
-  constexpr Index kExhaustive = 4096;
-  const Index tasks = grid_.num_blocks();
-  if (tasks <= kExhaustive) {
-    for (Index task = 0; task < tasks; ++task) fn(task);
-    return;
-  }
-  // Per dimension the first, second, last-but-one and last block; every combination.
-  const Shape& blocks = grid_.grid_shape();
-  std::vector<std::vector<Index>> choices;
-  for (const Index count : blocks) {
-    std::set<Index> picks{0, std::min<Index>(1, count - 1), std::max<Index>(count - 2, 0),
-                          count - 1};
-    choices.emplace_back(picks.begin(), picks.end());
-  }
-  Shape pick(blocks.size(), 0);
-  Shape block(blocks.size());
-  while (true) {
-    for (std::size_t d = 0; d < blocks.size(); ++d)
-      block[d] = choices[d][static_cast<std::size_t>(pick[d])];
-    fn(grid_.LinearIndex(block));
-    std::size_t d = blocks.size();
-    while (d > 0) {
-      --d;
-      if (++pick[d] < static_cast<Index>(choices[d].size())) break;
-      pick[d] = 0;
-      if (d == 0) return;
-    }
-  }
-}
-
 std::int64_t FusedOp::MaxProjection(std::int64_t* worst_task) const {
   std::int64_t largest = 0;
   std::int64_t worst = 0;
-  ForRepresentativeTasks([&](Index task) {
+  ForRepresentativeTasks(grid_, {}, [&](Index task) {
     const std::int64_t projected = projected_mem(task);
     if (projected > largest) {
       largest = projected;
@@ -84,7 +53,7 @@ std::int64_t FusedOp::MaxProjection(std::int64_t* worst_task) const {
 
 Index FusedOp::MaxInputBlocks() const {
   Index largest = 0;
-  ForRepresentativeTasks([&](Index task) {
+  ForRepresentativeTasks(grid_, {}, [&](Index task) {
     largest = std::max(largest, evaluator_->InputBlocks(grid_.BlockRegion(grid_.BlockIndex(task))));
   });
   return largest;

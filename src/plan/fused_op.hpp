@@ -38,9 +38,6 @@ class FusedOp : public ExecutableOp {
   Index MaxInputBlocks() const;
 
  private:
-  template <class Fn>
-  void ForRepresentativeTasks(Fn&& fn) const;
-
   OpInfo info_;
   std::shared_ptr<const FusedEvaluator> evaluator_;
   std::shared_ptr<OpOutput> output_;

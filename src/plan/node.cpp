@@ -147,6 +147,33 @@ Node::Node(NodeKind kind, std::string op, Shape shape, Shape chunks, DType dtype
       inputs_(std::move(inputs)),
       detail_(std::move(detail)) {}
 
+NodePtr MakeRechunk(NodePtr x, Shape chunks) {
+  if (x == nullptr) throw InvalidArgument("rechunk: the array is empty");
+  if (chunks.size() != x->shape().size()) {
+    throw InvalidArgument("rechunk: chunks " + ShapeToString(chunks) + " have " +
+                          std::to_string(chunks.size()) + " dimensions but the array " +
+                          ShapeToString(x->shape()) + " has " + std::to_string(x->ndim()) +
+                          "; give one chunk length per dimension (-1 for a whole dimension)");
+  }
+  for (std::size_t d = 0; d < chunks.size(); ++d) {
+    const Index extent = std::max<Index>(x->shape()[d], 1);
+    if (chunks[d] == -1) chunks[d] = extent;
+    if (chunks[d] < 1) {
+      throw InvalidArgument("rechunk: chunk " + std::to_string(chunks[d]) + " in dimension " +
+                            std::to_string(d) + " of " + ShapeToString(chunks) +
+                            " must be >= 1 (or -1 for the whole dimension)");
+    }
+    chunks[d] = std::min(chunks[d], extent);
+  }
+  if (chunks == x->chunks()) return x;
+  if (IsGenerator(x->kind())) {
+    // Values depend on the index only: the same generator on the new grid.
+    return MakeNode(x->kind(), x->op(), x->shape(), std::move(chunks), x->dtype(), {}, x->detail());
+  }
+  return MakeNode(NodeKind::kRechunk, "rechunk", x->shape(), std::move(chunks), x->dtype(), {x},
+                  NodeDetail{});
+}
+
 std::size_t BroadcastDim(const Node& broadcast, int input_dim) {
   const Node& input = *broadcast.inputs().front();
   return static_cast<std::size_t>(input_dim + broadcast.ndim() - input.ndim());

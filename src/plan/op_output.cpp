@@ -115,6 +115,7 @@ class MemoryTierOutput : public OpOutput {
     blocks_[static_cast<std::size_t>(grid_.LinearIndex(block))] = std::move(stored);
   }
   std::int64_t ProjectWrite(const Shape&) const override { return 0; }
+  bool KeepsBlock(const Shape&) const override { return true; }
   void Commit() override {}
   void Release() override {
     std::lock_guard lock(mutex_);
@@ -139,6 +140,7 @@ class MemoryTierOutput : public OpOutput {
   Index BlocksTouched(const Region& region) const override {
     return CountTouchedBlocks(grid_, region);
   }
+  bool SharesBlockReads() const override { return true; }
 
  private:
   std::shared_ptr<const NDArray> Block(const Shape& block) const {
@@ -186,6 +188,7 @@ class ZarrOutput : public OpOutput {
     // A store holding values in memory keeps a copy of the encoded chunk.
     return shadow_->WriteBlockScratchBytes(block) + (holds_values_ ? largest_written_ : 0);
   }
+  bool KeepsBlock(const Shape&) const override { return false; }
   std::shared_ptr<const NDArray> Read(const Region& region) const override {
     return ReadZarrRegion(*array_, region);
   }
@@ -245,6 +248,82 @@ class DiskTierOutput : public ZarrOutput {
 
  private:
   std::filesystem::path directory_;
+};
+
+// Blocks before `blocks_in_memory` (C order) in RAM, the rest on disk.
+class SplitTierOutput : public OpOutput {
+ public:
+  SplitTierOutput(Shape shape, Shape chunks, DType dtype, Index blocks_in_memory,
+                  std::shared_ptr<OpOutput> memory, std::shared_ptr<OpOutput> disk)
+      : grid_(std::move(shape), std::move(chunks)),
+        dtype_(dtype),
+        blocks_in_memory_(blocks_in_memory),
+        memory_(std::move(memory)),
+        disk_(std::move(disk)) {}
+
+  Tier tier() const override { return Tier::kMixed; }
+  void Prepare() override {
+    memory_->Prepare();
+    disk_->Prepare();
+  }
+  bool Has(const Shape& block) const override { return Part(block).Has(block); }
+  void Write(const Shape& block, NDArray data) override {
+    Part(block).Write(block, std::move(data));
+  }
+  std::int64_t ProjectWrite(const Shape& block) const override {
+    return Part(block).ProjectWrite(block);
+  }
+  bool KeepsBlock(const Shape& block) const override { return InMemory(block); }
+  void Commit() override {}
+  void Release() override {
+    memory_->Release();
+    disk_->Release();
+  }
+
+  // One part's blocks are read from it directly; a region across both is assembled
+  // from each block's piece in turn.
+  std::shared_ptr<const NDArray> Read(const Region& region) const override {
+    if (const OpOutput* part = SinglePart(region)) return part->Read(region);
+    auto out = std::make_shared<NDArray>(region.shape, dtype_);
+    ForEachTouchedBlock(grid_, region, [&](const Shape& block) {
+      const Region piece = Intersect(grid_.BlockRegion(block), region);
+      const std::shared_ptr<const NDArray> values = Part(block).Read(piece);
+      CopyBox(*values, piece.start, *out, region.start, piece);
+    });
+    return out;
+  }
+  std::int64_t ProjectRead(const Region& region) const override {
+    if (const OpOutput* part = SinglePart(region)) return part->ProjectRead(region);
+    std::int64_t piece_peak = 0;
+    ForEachTouchedBlock(grid_, region, [&](const Shape& block) {
+      const Region piece = Intersect(grid_.BlockRegion(block), region);
+      piece_peak = std::max(piece_peak, Part(block).ProjectRead(piece));
+    });
+    return RegionBytes(region, dtype_) + piece_peak;
+  }
+  Index BlocksTouched(const Region& region) const override {
+    return CountTouchedBlocks(grid_, region);
+  }
+  bool SharesBlockReads() const override { return true; }
+
+ private:
+  bool InMemory(const Shape& block) const { return grid_.LinearIndex(block) < blocks_in_memory_; }
+  OpOutput& Part(const Shape& block) const { return InMemory(block) ? *memory_ : *disk_; }
+  // The part holding every block `region` touches, or null when it spans both.
+  const OpOutput* SinglePart(const Region& region) const {
+    int in_memory = 0;
+    int on_disk = 0;
+    ForEachTouchedBlock(grid_, region,
+                        [&](const Shape& block) { (InMemory(block) ? in_memory : on_disk) = 1; });
+    if (in_memory + on_disk != 1) return nullptr;
+    return in_memory == 1 ? memory_.get() : disk_.get();
+  }
+
+  ChunkGrid grid_;
+  DType dtype_;
+  Index blocks_in_memory_;
+  std::shared_ptr<OpOutput> memory_;
+  std::shared_ptr<OpOutput> disk_;
 };
 
 // Refuses, before anything is written, a target directory that exists and must not be
@@ -365,6 +444,16 @@ std::shared_ptr<OpOutput> MakeDiskTierOutput(Shape shape, Shape chunks, DType dt
   ZarrMetadata metadata = PlainMetadata(std::move(shape), std::move(chunks), dtype);
   metadata.compressor = std::move(compressor);
   return std::make_shared<DiskTierOutput>(std::move(metadata), std::move(directory));
+}
+
+std::shared_ptr<OpOutput> MakeSplitTierOutput(Shape shape, Shape chunks, DType dtype,
+                                              Index blocks_in_memory,
+                                              std::filesystem::path directory,
+                                              std::optional<CodecConfig> compressor) {
+  auto memory = MakeMemoryTierOutput(shape, chunks, dtype);
+  auto disk = MakeDiskTierOutput(shape, chunks, dtype, std::move(directory), std::move(compressor));
+  return std::make_shared<SplitTierOutput>(std::move(shape), std::move(chunks), dtype,
+                                           blocks_in_memory, std::move(memory), std::move(disk));
 }
 
 std::shared_ptr<OpOutput> MakeZarrTargetOutput(Shape shape, Shape chunks, DType dtype,

@@ -40,6 +40,8 @@ class StoredArray {
   virtual std::int64_t ProjectRead(const Region& region) const = 0;
   // Stored blocks Read(region) touches.
   virtual Index BlocksTouched(const Region& region) const = 0;
+  // May Read return memory shared with the store (a whole block held in RAM)?
+  virtual bool SharesBlockReads() const { return false; }
 };
 
 // A stored Zarr array (from_zarr). Projections use the largest chunk now stored.
@@ -55,8 +57,10 @@ class OpOutput : public StoredArray {
   virtual bool Has(const Shape& block) const = 0;
   // `data` has the block's shape and the array's dtype.
   virtual void Write(const Shape& block, NDArray data) = 0;
-  // Bytes Write(block) allocates besides `data` (and keeps, for the memory tier).
+  // Bytes Write(block) allocates besides `data`.
   virtual std::int64_t ProjectWrite(const Shape& block) const = 0;
+  // Does Write(block) keep `data` itself (an intermediate's block held in RAM)?
+  virtual bool KeepsBlock(const Shape& block) const = 0;
   virtual void Commit() = 0;
   virtual void Release() = 0;
 };
@@ -71,6 +75,7 @@ class ResultOutput : public OpOutput {
   bool Has(const Shape&) const override { return false; }
   void Write(const Shape& block, NDArray data) override;
   std::int64_t ProjectWrite(const Shape&) const override { return 0; }
+  bool KeepsBlock(const Shape&) const override { return false; }
   void Commit() override {}
   void Release() override {}
   std::shared_ptr<const NDArray> Read(const Region& region) const override;
@@ -91,6 +96,13 @@ std::shared_ptr<OpOutput> MakeMemoryTierOutput(Shape shape, Shape chunks, DType 
 std::shared_ptr<OpOutput> MakeDiskTierOutput(Shape shape, Shape chunks, DType dtype,
                                              std::filesystem::path directory,
                                              std::optional<CodecConfig> compressor);
+
+// An intermediate too large for the RAM left to it: blocks whose C-order position is
+// below `blocks_in_memory` are kept in RAM, the others on disk as MakeDiskTierOutput.
+std::shared_ptr<OpOutput> MakeSplitTierOutput(Shape shape, Shape chunks, DType dtype,
+                                              Index blocks_in_memory,
+                                              std::filesystem::path directory,
+                                              std::optional<CodecConfig> compressor);
 
 // The user's target. A directory target is written to "<directory>.partial" and moved
 // into place by Commit, so readers never see a half-written array; with resume, the

@@ -1,8 +1,5 @@
 // Finalize: prune, fuse, choose tiers, project, check. See finalized_plan.hpp.
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <functional>
 #include <unordered_map>
 #include <unordered_set>
@@ -13,10 +10,12 @@
 #include "fused_op.hpp"
 #include "node_detail.hpp"
 #include "op_output.hpp"
+#include "rechunk_ops.hpp"
 #include "tessera/core/buffer_pool.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/plan/finalized_plan.hpp"
+#include "work_directory.hpp"
 
 namespace tessera {
 namespace {
@@ -50,7 +49,8 @@ std::vector<NodePtr> TopologicalOrder(const std::vector<NodePtr>& outputs) {
 // Does `consumer` read `input` block by block on the same grid (so `input` can be
 // computed inside the consumer's task)?
 bool ReadsAligned(const Node& consumer, const Node& input) {
-  if (IsGenerator(input.kind())) return true;  // computed from the index, any grid
+  if (consumer.kind() == NodeKind::kRechunk) return false;  // reads across chunks
+  if (IsGenerator(input.kind())) return true;               // computed from the index, any grid
   if (input.kind() == NodeKind::kBroadcast && consumer.kind() != NodeKind::kBroadcast &&
       consumer.shape() == input.shape()) {
     // A broadcast is evaluated over whatever region its reader asks for; only the
@@ -70,13 +70,6 @@ bool ReadsAligned(const Node& consumer, const Node& input) {
     }
   }
   return true;
-}
-
-std::filesystem::path FreshWorkDirectory(const Spec& spec) {
-  static std::atomic<int> counter{0};
-  const std::filesystem::path base = spec.work_dir.empty() ? std::filesystem::temp_directory_path()
-                                                           : std::filesystem::path(spec.work_dir);
-  return base / ("tessera-" + std::to_string(getpid()) + "-" + std::to_string(++counter));
 }
 
 class PlanBuilder {
@@ -120,7 +113,7 @@ class PlanBuilder {
         continue;
       }
       if (IsGenerator(node->kind())) continue;  // recomputed by each reader, for free
-      if (!options_.fuse) boundary_.insert(raw);
+      if (!options_.fuse || node->kind() == NodeKind::kRechunk) boundary_.insert(raw);
       const NodeSet& readers = consumers_[raw];
       if (readers.size() > 1) boundary_.insert(raw);
       for (const Node* reader : readers) {
@@ -258,9 +251,38 @@ class PlanBuilder {
     }
     if (tier == Tier::kMemory)
       return MakeMemoryTierOutput(node.shape(), node.chunks(), node.dtype());
-    if (work_directory_.empty()) work_directory_ = FreshWorkDirectory(spec_);
     return MakeDiskTierOutput(node.shape(), node.chunks(), node.dtype(),
-                              work_directory_ / node.name(), options_.disk_compressor);
+                              WorkDirectory() / node.name(), options_.disk_compressor);
+  }
+
+  // This plan's directory for disk intermediates; the first use clears what killed runs
+  // left in the same base.
+  const std::filesystem::path& WorkDirectory() {
+    if (work_directory_.empty()) {
+      RemoveStaleWorkDirectories(WorkDirectoryBase(spec_));
+      work_directory_ = NewWorkDirectory(spec_);
+    }
+    return work_directory_;
+  }
+
+  // The intermediates of rechunk `node`: in RAM, on disk or split, unless a tier is forced.
+  IntermediateFactory RechunkIntermediates(const Node& node) {
+    return [this, &node](int copy, const Shape& chunks, Index blocks_in_memory,
+                         Index num_blocks) -> std::shared_ptr<OpOutput> {
+      if (options_.intermediate_tier == Tier::kMemory) blocks_in_memory = num_blocks;
+      if (options_.intermediate_tier == Tier::kDisk) blocks_in_memory = 0;
+      if (blocks_in_memory >= num_blocks) {
+        return MakeMemoryTierOutput(node.shape(), chunks, node.dtype());
+      }
+      const std::filesystem::path directory =
+          WorkDirectory() / (node.name() + "." + std::to_string(copy));
+      if (blocks_in_memory <= 0) {
+        return MakeDiskTierOutput(node.shape(), chunks, node.dtype(), directory,
+                                  options_.disk_compressor);
+      }
+      return MakeSplitTierOutput(node.shape(), chunks, node.dtype(), blocks_in_memory, directory,
+                                 options_.disk_compressor);
+    };
   }
 
   std::shared_ptr<FusedOp> MakeOp(const Node& root, const NodeSet& members,
@@ -309,6 +331,10 @@ class PlanBuilder {
     std::unordered_map<const Node*, int> op_index;
     for (const NodePtr& node : order_) {
       if (!IsComputedBoundary(*node)) continue;
+      if (node->kind() == NodeKind::kRechunk) {
+        AddRechunk(*node, *state, op_index, in_memory);
+        continue;
+      }
       const NodeSet members = Members(*node);
       OpInfo info;
       info.name = node->name();
@@ -339,12 +365,10 @@ class PlanBuilder {
       std::int64_t worst_task = 0;
       const std::int64_t projected = op->MaxProjection(&worst_task);
       op->mutable_info().projected_mem = projected;
-      const std::int64_t total = spec_.effective_total_mem() - spec_.reserved_mem;
-      op->mutable_info().concurrency = static_cast<int>(std::clamp<std::int64_t>(
-          projected > 0 ? total / projected : spec_.effective_max_workers(), 1,
-          spec_.effective_max_workers()));
+      op->mutable_info().concurrency = Concurrency(projected);
       op_index[node.get()] = static_cast<int>(state->ops.size());
       state->ops.push_back(op);
+      state->outputs.push_back(op->output());
       state->infos.push_back(op->info());
       state->sources.push_back(std::move(sources));
       state->worst_tasks.push_back(worst_task);
@@ -355,6 +379,53 @@ class PlanBuilder {
     state->work_directory = work_directory_;
     CheckMemory(*state);
     return state;
+  }
+
+  // Tasks of `projected` bytes that may run at once under total_mem.
+  int Concurrency(std::int64_t projected) const {
+    const std::int64_t total = spec_.effective_total_mem() - spec_.reserved_mem;
+    return static_cast<int>(
+        std::clamp<std::int64_t>(projected > 0 ? total / projected : spec_.effective_max_workers(),
+                                 1, spec_.effective_max_workers()));
+  }
+
+  // The copies carrying rechunk `node`, appended to `state`; its intermediates take RAM
+  // from what `in_memory` leaves.
+  void AddRechunk(const Node& node, FinalizedPlan::State& state,
+                  std::unordered_map<const Node*, int>& op_index, std::int64_t& in_memory) {
+    const Node& input = *node.inputs().front();
+    RechunkInput reader{Reader(input, /*provisional=*/false), true};
+    if (input.kind() == NodeKind::kInMemory) reader.decodes = false;
+    if (auto found = outputs_.find(&input); found != outputs_.end()) {
+      const Tier tier = found->second->tier();
+      reader.decodes = tier != Tier::kMemory && tier != Tier::kResult;
+    }
+    const std::int64_t memory_budget =
+        options_.intermediate_tier == Tier::kNone
+            ? std::max<std::int64_t>(IntermediateBudget() - in_memory, 0)
+            : (options_.intermediate_tier == Tier::kMemory ? node.nbytes() : 0);
+    RechunkOps ops = BuildRechunkOps(node, reader, outputs_.at(&node), memory_budget, spec_,
+                                     RechunkIntermediates(node));
+    if (options_.intermediate_tier == Tier::kNone) in_memory += ops.peak_memory_in_ram;
+    const auto input_op = op_index.find(&input);
+    for (std::size_t k = 0; k < ops.copies.size(); ++k) {
+      CopyOp& copy = *ops.copies[k];
+      copy.mutable_info().concurrency = Concurrency(copy.info().projected_mem);
+      std::vector<std::string> sources;
+      if (k > 0) {
+        copy.mutable_info().inputs = {static_cast<int>(state.ops.size()) - 1};
+      } else if (input_op != op_index.end()) {
+        copy.mutable_info().inputs = {input_op->second};
+      } else {
+        sources.push_back(input.name());
+      }
+      state.ops.push_back(ops.copies[k]);
+      state.outputs.push_back(copy.output());
+      state.infos.push_back(copy.info());
+      state.sources.push_back(std::move(sources));
+      state.worst_tasks.push_back(ops.worst_tasks[k]);
+    }
+    op_index[&node] = static_cast<int>(state.ops.size()) - 1;
   }
 
   void CheckMemory(const FinalizedPlan::State& state) const {

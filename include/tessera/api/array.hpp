@@ -59,6 +59,10 @@ class Array {
   const NodePtr& node() const { return node_; }
 
   Array astype(DType dtype) const;
+  // The same values on another chunk grid (-1: the whole extent of a dimension). Lazy;
+  // planned as copies bounded by allowed_mem, with an intermediate in RAM, on disk or
+  // both as total_mem allows (docs/rechunk.md).
+  Array rechunk(Shape chunks) const;
 
   // Plans (throws MemoryBudgetError when a task would not fit) and runs nothing.
   FinalizedPlan plan(const PlanOptions& options = {}) const;
@@ -70,11 +74,16 @@ class Array {
   // The same, into `store` at `path` (written in place).
   void to_zarr(std::shared_ptr<Store> store, const std::string& path,
                const ToZarrOptions& options = {}) const;
+  // The plan to_zarr(path, options) would run; runs nothing, writes nothing.
+  FinalizedPlan plan_to_zarr(const std::string& path, const ToZarrOptions& options = {}) const;
 
  private:
   NodePtr node_;
   Spec spec_;
 };
+
+// x.rechunk(chunks).
+Array rechunk(const Array& x, Shape chunks);
 
 // One plan for several arrays (their shared inputs are computed once).
 FinalizedPlan plan(const std::vector<Array>& outputs, const PlanOptions& options = {});

@@ -26,8 +26,10 @@ enum class Tier {
   kTarget,  // the user's Zarr target (to_zarr)
   kMemory,  // an intermediate in RAM
   kDisk,    // an intermediate on local disk (work_dir)
+  kMixed,   // an intermediate partly in RAM (its first blocks), the rest on local disk
 };
-std::string_view TierName(Tier tier);  // "none", "result", "target", "memory", "disk"
+// "none", "result", "target", "memory", "disk", "memory+disk"
+std::string_view TierName(Tier tier);
 
 // What the plan knows of one op (FinalizedPlan::ops()).
 struct OpInfo {
@@ -38,10 +40,23 @@ struct OpInfo {
   Shape chunks;
   DType dtype = float64;
   std::int64_t num_tasks = 0;
-  std::int64_t projected_mem = 0;  // largest task projection, reserved_mem included
-  Tier tier = Tier::kNone;         // where its output goes
-  int concurrency = 1;             // tasks that may run at once under total_mem
-  std::vector<int> inputs;         // indices (in FinalizedPlan::ops()) of ops it reads
+  std::int64_t projected_mem = 0;    // largest task projection, reserved_mem included
+  Tier tier = Tier::kNone;           // where its output goes
+  std::int64_t bytes_in_memory = 0;  // of an intermediate's bytes, those held in RAM
+  Shape task_shape;                  // the region one task writes (chunks, or a multiple)
+  Shape input_chunks;                // a rechunk copy's input chunks (empty for others)
+  // What the op's tasks move in all: stored chunks read (each decoded whole) and
+  // written, and their decoded bytes.
+  std::int64_t chunk_reads = 0;
+  std::int64_t chunk_writes = 0;
+  std::int64_t bytes_read = 0;
+  std::int64_t bytes_written = 0;
+  // A rechunk is carried out by copies, one op each: this op is copy `stage` (1-based)
+  // of `num_stages`; 0 for other ops.
+  int stage = 0;
+  int num_stages = 0;
+  int concurrency = 1;      // tasks that may run at once under total_mem
+  std::vector<int> inputs;  // indices (in FinalizedPlan::ops()) of ops it reads
 };
 
 class ExecutableOp {

@@ -41,6 +41,7 @@ enum class NodeKind {
   kAsType,     // elementwise cast
   kBroadcast,  // x seen with a larger shape (stride 0 along broadcast dimensions)
   kMapBlocks,  // a user's C++ function of whole blocks
+  kRechunk,    // the input on another chunk grid (planned in stages, plan/rechunk_*)
 };
 
 // Is the node computed element by element from its inputs (fusable tile by tile)?
@@ -131,6 +132,13 @@ NodePtr MakeBroadcast(NodePtr x, Shape shape);
 // `identity` names the function for history (defaults to the op name).
 NodePtr MakeMapBlocks(BlockFunction fn, std::vector<NodePtr> inputs, Shape shape, Shape chunks,
                       DType dtype, std::int64_t extra_projected_mem, std::string identity = "");
+
+// ---- rechunk --------------------------------------------------------------------
+// x with chunks `chunks` (one per dimension; -1 means the whole extent; a chunk larger
+// than its dimension is cut to it). Returns x when the chunks do not change; a
+// generator (ones, arange, random, ...) is re-chunked for free, its values being a
+// function of the index only. InvalidArgument for a wrong rank or a chunk < 1.
+NodePtr MakeRechunk(NodePtr x, Shape chunks);
 
 // How a broadcast node (kBroadcast) lines up with its input: input dimension `d` is
 // the broadcast's dimension `BroadcastDim(b, d)` (trailing dimensions align), and the

@@ -1,0 +1,287 @@
+// Rechunk end to end: values equal the source for random shapes, chunkings, budgets and
+// tiers; every task's measured peak is at or below its projection; intermediates go to
+// RAM, disk or both as total_mem allows and are gone afterwards; the budget error names
+// a figure that runs.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+#include <regex>
+
+#include "temp_dir.hpp"
+#include "tessera/api/array.hpp"
+#include "tessera/api/creation.hpp"
+#include "tessera/api/elementwise.hpp"
+#include "tessera/core/buffer_pool.hpp"
+#include "tessera/core/errors.hpp"
+#include "tessera/storage/directory_store.hpp"
+#include "tessera/storage/memory_store.hpp"
+#include "tessera/storage/zarr_array.hpp"
+
+namespace tessera {
+namespace {
+
+Spec SmallSpec(std::int64_t allowed, std::int64_t total = 0) {
+  Spec spec;
+  spec.allowed_mem = allowed;
+  spec.reserved_mem = 0;
+  spec.total_mem = total;
+  spec.max_workers = 2;
+  return spec;
+}
+
+NDArray Iota(const Shape& shape, DType dtype) {
+  NDArray values(shape, dtype);
+  auto bytes = values.mutable_bytes();
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    bytes[i] = static_cast<std::byte>((i * 131 + i / 7) & 0xff);
+  }
+  return values;
+}
+
+// A Zarr source in memory holding `values` in `chunks`.
+Array StoredSource(const NDArray& values, const Shape& chunks, std::optional<std::string> codec,
+                   const Spec& spec) {
+  auto store = std::make_shared<MemoryStore>();
+  ZarrMetadata metadata;
+  metadata.shape = values.shape();
+  metadata.chunks = chunks;
+  metadata.dtype = values.dtype();
+  if (codec)
+    metadata.compressor = ParseCodecSpec(*codec);
+  else
+    metadata.compressor = std::nullopt;
+  ZarrArray::Create(store, "", metadata).Write(values, 1);
+  return from_zarr(store, "", spec);
+}
+
+// The figure a MemoryBudgetError names as the smallest allowed_mem that would run.
+std::int64_t SmallestNamed(const std::string& message) {
+  const std::regex figure("smallest allowed_mem that would run it is ([0-9]+)");
+  std::smatch match;
+  EXPECT_TRUE(std::regex_search(message, match, figure)) << message;
+  return std::stoll(match[1].str());
+}
+
+void ExpectTasksWithinProjection(const ExecutionReport& report) {
+  for (const TaskRecord& task : report.tasks) {
+    EXPECT_LE(task.measured_mem, task.projected_mem) << task.op_name << " task " << task.task;
+  }
+}
+
+bool HasFiles(const std::filesystem::path& directory) {
+  std::error_code error;
+  for (auto it = std::filesystem::recursive_directory_iterator(directory, error);
+       it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
+    if (it->is_regular_file()) return true;
+  }
+  return false;
+}
+
+TEST(RechunkTest, ValidatesChunksAndSkipsNoOps) {
+  const Spec spec = SmallSpec(1 << 20);
+  const Array x = asarray(Iota({10, 20}, int16), {5, 20}, spec);
+  EXPECT_THROW(x.rechunk({5}), InvalidArgument);
+  EXPECT_THROW(x.rechunk({0, 5}), InvalidArgument);
+  EXPECT_THROW(x.rechunk({-2, 5}), InvalidArgument);
+  EXPECT_EQ(x.rechunk({5, -1}).node(), x.node());   // -1: the whole extent
+  EXPECT_EQ(x.rechunk({5, 999}).node(), x.node());  // cut to the extent
+  EXPECT_EQ(x.rechunk({-1, 4}).chunks(), (Shape{10, 4}));
+  // A generator is re-chunked for free: no copy in the plan.
+  const Array r = random::random({100, 100}, {100, 10}, spec, 7);
+  const FinalizedPlan plan = r.rechunk({10, 100}).plan();
+  ASSERT_EQ(plan.ops().size(), 1u);
+  EXPECT_EQ(plan.ops().front().kind, "generate");
+  EXPECT_EQ(r.rechunk({10, 100}).compute(), r.compute());
+}
+
+// Random shapes (1-4 dimensions, empty and size-1 ones), chunkings, dtypes, sources,
+// budgets and tiers: the values equal the source's, the result has the asked chunks,
+// and every task stays within its projection.
+TEST(RechunkTest, MatchesTheSourceForRandomLayouts) {
+  std::mt19937_64 random(20261129);
+  auto pick = [&](Index low, Index high) {
+    return std::uniform_int_distribution<Index>(low, high)(random);
+  };
+  const DType dtypes[] = {int8, int32, float32, float64, uint16};
+  for (int round = 0; round < 60; ++round) {
+    const int ndim = static_cast<int>(pick(1, 4));
+    Shape shape(static_cast<std::size_t>(ndim));
+    Shape source_chunks(shape.size());
+    Shape target_chunks(shape.size());
+    const Index max_extent = ndim <= 2 ? 60 : 14;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      shape[d] = pick(0, 9) == 0 ? pick(0, 1) : pick(2, max_extent);
+      source_chunks[d] = pick(1, std::max<Index>(shape[d], 1));
+      target_chunks[d] = pick(1, std::max<Index>(shape[d], 1));
+    }
+    const DType dtype = dtypes[pick(0, 4)];
+    const NDArray values = Iota(shape, dtype);
+    const int source_kind = static_cast<int>(pick(0, 2));
+    const Tier tiers[] = {Tier::kNone, Tier::kMemory, Tier::kDisk};
+    PlanOptions options;
+    options.intermediate_tier = tiers[pick(0, 2)];
+    // total_mem from "nothing left for intermediates" to ample.
+    const std::int64_t nbytes = ShapeSize(shape) * dtype.itemsize();
+    const std::int64_t total = pick(0, 1) == 0 ? 0 : (8 << 20) + pick(0, 2 * nbytes);
+    SCOPED_TRACE("round " + std::to_string(round) + ": shape " + ShapeToString(shape) + " " +
+                 std::string(dtype.name()) + " chunks " + ShapeToString(source_chunks) + " -> " +
+                 ShapeToString(target_chunks) + " source kind " + std::to_string(source_kind) +
+                 " tier " + std::string(TierName(options.intermediate_tier)) + " total " +
+                 std::to_string(total));
+    auto build = [&](std::int64_t allowed) {
+      Spec spec = SmallSpec(allowed, total > 0 ? std::max(total, allowed) : 0);
+      spec.total_mem = total > 0 ? std::max(total, allowed) + 2 * allowed : 0;
+      const Array source =
+          source_kind == 0
+              ? asarray(values, source_chunks, spec)
+              : StoredSource(
+                    values, source_chunks,
+                    source_kind == 1 ? std::nullopt : std::optional<std::string>("blosc-lz4"),
+                    spec);
+      return source.rechunk(target_chunks);
+    };
+    // The smallest budget the error names must run; a random one above it too.
+    std::int64_t smallest = 1;
+    try {
+      build(1).plan(options);
+    } catch (const MemoryBudgetError& error) {
+      smallest = SmallestNamed(error.what());
+    }
+    for (const std::int64_t allowed : {smallest, smallest + pick(0, 3 * smallest)}) {
+      const Array y = build(std::max<std::int64_t>(allowed, 1));
+      ComputeOptions compute;
+      compute.plan = options;
+      ExecutionReport report;
+      compute.report = &report;
+      const NDArray result = y.compute(compute);
+      EXPECT_EQ(y.chunks(), y.node()->chunks());
+      ASSERT_EQ(result, values) << "allowed_mem " << allowed;
+      ExpectTasksWithinProjection(report);
+      for (const OpReport& op : report.ops)
+        EXPECT_LE(op.projected_mem, std::max<std::int64_t>(allowed, 1));
+    }
+  }
+}
+
+// The seed's case, scaled down: 1000 x 1000 float64 (8 MB) from (1000, 100) chunks to
+// (100, 1000) under allowed_mem 4 MB. With RAM to spare nothing reaches the work_dir;
+// with total_mem below the intermediate part of it goes to disk, and is gone after.
+TEST(RechunkTest, IntermediateGoesToDiskOnlyWhenRamIsShort) {
+  // RAM for intermediates is total_mem less the tasks (2 x 4 MB) and the buffer pool.
+  const std::int64_t pool = BufferPoolCapacity();
+  SetBufferPoolCapacity(2'000'000);
+  testing::TempDir work;
+  const NDArray values = Iota({1000, 1000}, float64);
+  for (const bool ample : {true, false}) {
+    SCOPED_TRACE(ample ? "ample total_mem" : "short total_mem");
+    Spec spec = SmallSpec(4'000'000, ample ? (1LL << 30) : 14'000'000);
+    spec.work_dir = work.path().string();
+    const Array source = StoredSource(values, {1000, 100}, "blosc-lz4", spec);
+    const Array y = source.rechunk({100, 1000});
+    const FinalizedPlan plan = y.plan();
+    ASSERT_GE(plan.ops().size(), 2u) << plan.summary();
+    const OpInfo& intermediate = plan.ops().front();
+    EXPECT_EQ(intermediate.tier, ample ? Tier::kMemory : Tier::kMixed) << plan.summary();
+    bool files_seen = false;
+    ComputeOptions compute;
+    ExecutionReport report;
+    compute.report = &report;
+    compute.execute.on_task = [&](const TaskRecord&) {
+      files_seen = files_seen || HasFiles(work.path());
+    };
+    EXPECT_EQ(y.compute(compute), values);
+    EXPECT_EQ(files_seen, !ample);
+    EXPECT_FALSE(HasFiles(work.path()));
+    ExpectTasksWithinProjection(report);
+  }
+  SetBufferPoolCapacity(pool);
+}
+
+TEST(RechunkTest, RemovesWorkDirectoriesOfKilledRuns) {
+  testing::TempDir work;
+  const auto stale = work.path() / "tessera-999999999-12345-1";  // no such process
+  const auto not_ours = work.path() / "tessera-notes";
+  std::filesystem::create_directories(stale / "x.zarr");
+  std::filesystem::create_directories(not_ours);
+  Spec spec = SmallSpec(4'000'000, 1LL << 30);
+  spec.work_dir = work.path().string();
+  PlanOptions options;
+  options.intermediate_tier = Tier::kDisk;
+  const Array source = StoredSource(Iota({1000, 1000}, float64), {1000, 100}, "blosc-lz4", spec);
+  const FinalizedPlan plan = source.rechunk({100, 1000}).plan(options);
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_TRUE(std::filesystem::exists(not_ours));
+}
+
+TEST(RechunkTest, ChunksThatCannotFitNameTheSmallestBudget) {
+  const NDArray values = Iota({2000, 2000}, float64);
+  const Spec spec = SmallSpec(4'000'000);
+  const Array source = StoredSource(values, {2000, 1000}, "blosc-lz4", spec);  // 16 MB chunks
+  try {
+    source.rechunk({1000, 2000}).plan();
+    FAIL() << "expected MemoryBudgetError";
+  } catch (const MemoryBudgetError& error) {
+    const std::string message = error.what();
+    EXPECT_EQ(message.rfind("Projected blockwise memory (", 0), 0u) << message;
+    EXPECT_NE(message.find("exceeds allowed_mem (4000000), including reserved_mem (0)"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("rechunk from chunks (2000, 1000), 16.0 MB"), std::string::npos)
+        << message;
+    const std::int64_t smallest = SmallestNamed(message);
+    EXPECT_GT(smallest, 16'000'000);
+    const Array fits = StoredSource(values, {2000, 1000}, "blosc-lz4", SmallSpec(smallest));
+    ExecutionReport report;
+    ComputeOptions compute;
+    compute.report = &report;
+    EXPECT_EQ(fits.rechunk({1000, 2000}).compute(compute), values);
+    ExpectTasksWithinProjection(report);
+  }
+}
+
+TEST(RechunkTest, ComposesWithElementwiseOps) {
+  const Spec spec = SmallSpec(1 << 20);
+  const NDArray values = Iota({30, 40}, int32);
+  const Array x = asarray(values, {30, 7}, spec);
+  const Array y = (x + 1).rechunk({4, 40}) * 2;
+  const NDArray expected = ((asarray(values, {30, 40}, spec) + 1) * 2).compute();
+  EXPECT_EQ(y.compute(), expected);
+  EXPECT_EQ(y.chunks(), (Shape{4, 40}));
+}
+
+// The ERA5 case of rechunker's docs, planned only (no data): every copy within budget,
+// stages and I/O operations reported.
+TEST(RechunkTest, PlansTheEra5CaseWithinBudget) {
+  auto store = std::make_shared<MemoryStore>();
+  ZarrMetadata metadata;
+  metadata.shape = {350640, 721, 1440};
+  metadata.chunks = {31, 721, 1440};
+  metadata.dtype = float32;
+  metadata.compressor = ParseCodecSpec("blosc-lz4");
+  ZarrArray::Create(store, "t2m", metadata);
+  Spec spec = Spec::from({{"allowed_mem", "2.5GB"}, {"total_mem", "16GB"}, {"max_workers", "4"}});
+  const Array t2m = from_zarr(store, "t2m", spec);
+  const FinalizedPlan plan = t2m.rechunk({350640, 10, 10}).plan();
+  const std::string summary = plan.summary();
+  ASSERT_FALSE(plan.ops().empty()) << summary;
+  std::int64_t reads = 0;
+  for (const OpInfo& op : plan.ops()) {
+    EXPECT_EQ(op.kind, "rechunk");
+    EXPECT_LE(op.projected_mem, spec.allowed_mem) << summary;
+    EXPECT_EQ(op.num_stages, static_cast<int>(plan.ops().size()));
+    EXPECT_GT(op.chunk_reads, 0);
+    EXPECT_GT(op.chunk_writes, 0);
+    reads += op.chunk_reads;
+    // An intermediate of 1.46 TB cannot be in 16 GB of RAM.
+    if (op.tier != Tier::kTarget) {
+      EXPECT_NE(op.tier, Tier::kMemory);
+    }
+  }
+  EXPECT_EQ(plan.ops().back().chunks, (Shape{350640, 10, 10}));
+  EXPECT_NE(summary.find("stage"), std::string::npos) << summary;
+  std::cout << summary;
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,126 @@
+#include "copy_op.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "region_copy.hpp"
+#include "representative_tasks.hpp"
+
+namespace tessera {
+namespace {
+
+// The read's values as an array this task may hand over: moved out when nothing else
+// holds them (a fresh read), copied when they are shared with the store.
+NDArray TakeOrCopy(std::shared_ptr<const NDArray> data) {
+  if (data.use_count() == 1) {
+    // The only owner: moving the elements out of an object nobody else can see is safe.
+    return std::move(const_cast<NDArray&>(*data));
+  }
+  return NDArray(*data);
+}
+
+// Per dimension, the task index (along that dimension) touching the most input chunks
+// (first found): with the edges, the tasks whose projections bound the others'.
+std::vector<std::vector<Index>> WorstTasks(const ChunkGrid& tasks, const Shape& input_chunks) {
+  std::vector<std::vector<Index>> worst(tasks.shape().size());
+  for (std::size_t d = 0; d < worst.size(); ++d) {
+    const Index extent = tasks.shape()[d];
+    const Index task = tasks.chunks()[d];
+    Index most = -1;
+    Index at = 0;
+    Index index = 0;
+    for (Index begin = 0; begin < extent; begin += task, ++index) {
+      const Index end = std::min(begin + task, extent);
+      const Index touched = (end - 1) / input_chunks[d] - begin / input_chunks[d] + 1;
+      if (touched > most) {
+        most = touched;
+        at = index;
+      }
+    }
+    worst[d] = {at, at + 1};
+  }
+  return worst;
+}
+
+}  // namespace
+
+CopyOp::CopyOp(OpInfo info, std::shared_ptr<const StoredArray> input, Shape input_chunks,
+               std::shared_ptr<OpOutput> output, Shape output_chunks, Shape task_shape,
+               std::int64_t reserved_mem)
+    : info_(std::move(info)),
+      input_(std::move(input)),
+      input_chunks_(std::move(input_chunks)),
+      output_(std::move(output)),
+      output_grid_(info_.shape, std::move(output_chunks)),
+      task_grid_(info_.shape, std::move(task_shape)),
+      reserved_mem_(reserved_mem),
+      one_block_per_task_(task_grid_.chunks() == output_grid_.chunks()) {
+  info_.chunks = output_grid_.chunks();
+  info_.task_shape = task_grid_.chunks();
+  info_.num_tasks = task_grid_.num_blocks();
+}
+
+Region CopyOp::TaskRegion(std::int64_t task) const {
+  return task_grid_.BlockRegion(task_grid_.BlockIndex(task));
+}
+
+std::int64_t CopyOp::projected_mem(std::int64_t task) const {
+  const Region region = TaskRegion(task);
+  std::int64_t held = input_->ProjectRead(region);
+  std::int64_t peak = held;
+  const std::int64_t itemsize = info_.dtype.itemsize();
+  if (one_block_per_task_) {
+    // The region is one chunk: handed over as it is (copied when the read shares it).
+    const std::int64_t copy = input_->SharesBlockReads() ? ShapeSize(region.shape) * itemsize : 0;
+    return reserved_mem_ + held + copy + output_->ProjectWrite(task_grid_.BlockIndex(task));
+  }
+  ForEachTouchedBlock(output_grid_, region, [&](const Shape& block) {
+    const std::int64_t block_bytes = ShapeSize(output_grid_.BlockShape(block)) * itemsize;
+    peak = std::max(peak, held + block_bytes + output_->ProjectWrite(block));
+    if (output_->KeepsBlock(block)) held += block_bytes;
+  });
+  return reserved_mem_ + peak;
+}
+
+std::string CopyOp::DescribeTask(std::int64_t task) const {
+  const Region region = TaskRegion(task);
+  return "region " + ShapeToString(region.start) + " of shape " + ShapeToString(region.shape);
+}
+
+bool CopyOp::IsTaskDone(std::int64_t task) const {
+  bool done = true;
+  ForEachTouchedBlock(output_grid_, TaskRegion(task),
+                      [&](const Shape& block) { done = done && output_->Has(block); });
+  return done;
+}
+
+void CopyOp::RunTask(std::int64_t task) const {
+  const Region region = TaskRegion(task);
+  std::shared_ptr<const NDArray> data = input_->Read(region);
+  if (one_block_per_task_) {
+    output_->Write(task_grid_.BlockIndex(task), TakeOrCopy(std::move(data)));
+    return;
+  }
+  ForEachTouchedBlock(output_grid_, region, [&](const Shape& block) {
+    const Region block_region = output_grid_.BlockRegion(block);
+    NDArray values(block_region.shape, info_.dtype);
+    CopyBox(*data, region.start, values, block_region.start, block_region);
+    output_->Write(block, std::move(values));
+  });
+}
+
+std::int64_t CopyOp::MaxProjection(std::int64_t* worst_task) const {
+  std::int64_t largest = 0;
+  std::int64_t worst = 0;
+  ForRepresentativeTasks(task_grid_, WorstTasks(task_grid_, input_chunks_), [&](Index task) {
+    const std::int64_t projected = projected_mem(task);
+    if (projected > largest) {
+      largest = projected;
+      worst = task;
+    }
+  });
+  if (worst_task != nullptr) *worst_task = worst;
+  return largest;
+}
+
+}  // namespace tessera

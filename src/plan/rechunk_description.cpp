@@ -1,0 +1,93 @@
+#include "rechunk_description.hpp"
+
+#include <sstream>
+
+#include "tessera/core/byte_size.hpp"
+
+namespace tessera {
+namespace {
+
+// 1234567 -> "1,234,567".
+std::string Grouped(std::int64_t value) {
+  std::string digits = std::to_string(value);
+  for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3) {
+    digits.insert(static_cast<std::size_t>(at), ",");
+  }
+  return digits;
+}
+
+std::string Destination(const OpInfo& info) {
+  const std::string chunks = " in chunks " + ShapeToString(info.chunks);
+  switch (info.tier) {
+    case Tier::kMemory:
+      return "an intermediate" + chunks + ", all of it in RAM (" +
+             format_bytes(info.bytes_written) + ")";
+    case Tier::kDisk:
+      return "an intermediate" + chunks + " on local disk (work_dir), " +
+             format_bytes(info.bytes_written) + " before compression";
+    case Tier::kMixed:
+      return "an intermediate" + chunks + ": its first " + format_bytes(info.bytes_in_memory) +
+             " in RAM, the other " + format_bytes(info.bytes_written - info.bytes_in_memory) +
+             " on local disk (work_dir)";
+    case Tier::kResult:
+      return "the result in memory" + chunks;
+    case Tier::kTarget:
+      return "the target" + chunks;
+    case Tier::kNone:
+      break;
+  }
+  return "its output" + chunks;
+}
+
+}  // namespace
+
+std::string DescribeRechunk(const std::vector<OpInfo>& infos,
+                            const std::vector<std::vector<std::string>>& sources,
+                            std::size_t last) {
+  const OpInfo& final_copy = infos[last];
+  const std::size_t first = last + 1 - static_cast<std::size_t>(final_copy.num_stages);
+  const OpInfo& first_copy = infos[first];
+  std::ostringstream out;
+  const std::int64_t nbytes = ShapeSize(final_copy.shape) * final_copy.dtype.itemsize();
+  out << "Rechunk " << final_copy.fused.front() << ": " << ShapeToString(final_copy.shape) << " "
+      << final_copy.dtype.name() << " (" << format_bytes(nbytes) << ") from chunks "
+      << ShapeToString(first_copy.input_chunks) << " to " << ShapeToString(final_copy.chunks);
+  if (final_copy.num_stages == 1) {
+    out << ", in one pass with no intermediate:\n";
+  } else {
+    out << ", in " << final_copy.num_stages << " stages:\n";
+  }
+  std::int64_t reads = 0;
+  std::int64_t writes = 0;
+  std::int64_t bytes_read = 0;
+  for (std::size_t i = first; i <= last; ++i) {
+    const OpInfo& info = infos[i];
+    std::string input = i == first
+                            ? (sources[i].empty() ? std::string("its input") : sources[i].front())
+                            : "that intermediate";
+    const double per_task = info.num_tasks > 0 ? static_cast<double>(info.chunk_reads) /
+                                                     static_cast<double>(info.num_tasks)
+                                               : 0;
+    std::ostringstream average;
+    average.precision(per_task < 10 ? 2 : 3);
+    average << per_task;
+    out << "  " << info.stage << ". " << info.name << " reads " << input << " (chunks "
+        << ShapeToString(info.input_chunks) << ") in regions of " << ShapeToString(info.task_shape)
+        << ", " << average.str() << " chunks per task on average,\n"
+        << "     and writes " << Destination(info) << ".\n"
+        << "     " << Grouped(info.num_tasks) << (info.num_tasks == 1 ? " task" : " tasks")
+        << " of at most " << format_bytes(info.projected_mem) << " each; "
+        << Grouped(info.chunk_reads) << " chunk reads (" << format_bytes(info.bytes_read)
+        << " decoded), " << Grouped(info.chunk_writes) << " chunk writes ("
+        << format_bytes(info.bytes_written) << ").\n";
+    reads += info.chunk_reads;
+    writes += info.chunk_writes;
+    bytes_read += info.bytes_read;
+  }
+  out << "  In all: " << Grouped(reads + writes) << " I/O operations (" << Grouped(reads)
+      << " chunk reads, " << Grouped(writes) << " chunk writes); " << format_bytes(bytes_read)
+      << " decoded for " << format_bytes(nbytes) << " of data.\n";
+  return out.str();
+}
+
+}  // namespace tessera

@@ -1,0 +1,319 @@
+#include "rechunk_layout.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace tessera {
+namespace {
+
+// Costs in byte-equivalents of decoding or encoding one byte.
+constexpr double kChunkOpCost = 64.0 * 1024;  // one chunk read or written (open, syscalls)
+constexpr double kCopyCost = 0.25;            // one byte copied in RAM
+constexpr int kMaxStages = 6;
+// Codec framing and headers on top of a chunk's raw bytes, in the model.
+constexpr std::int64_t kCodecSlack = 64 * 1024;
+
+std::int64_t Bytes(const Shape& shape, std::int64_t itemsize) {
+  return ShapeSize(shape) * itemsize;
+}
+
+Shape ClampToShape(Shape chunks, const Shape& shape) {
+  for (std::size_t d = 0; d < chunks.size(); ++d) {
+    chunks[d] = std::max<Index>(1, std::min(chunks[d], std::max<Index>(shape[d], 1)));
+  }
+  return chunks;
+}
+
+Index RoundUp(Index value, Index multiple) { return (value + multiple - 1) / multiple * multiple; }
+
+// Along one dimension: tasks, input chunks they touch, and the touched chunks' extent.
+struct DimTraffic {
+  Index tasks = 0;
+  Index touched = 0;
+  Index touched_extent = 0;
+};
+
+DimTraffic CountDim(Index extent, Index task, Index chunk) {
+  DimTraffic traffic;
+  for (Index begin = 0; begin < extent; begin += task) {
+    const Index end = std::min(begin + task, extent);
+    const Index first = begin / chunk;
+    const Index last = (end - 1) / chunk;
+    ++traffic.tasks;
+    traffic.touched += last - first + 1;
+    traffic.touched_extent += std::min((last + 1) * chunk, extent) - first * chunk;
+  }
+  return traffic;
+}
+
+bool OutputAllInMemory(const CopyStep& step) {
+  return !step.writes_target && step.num_blocks > 0 && step.blocks_in_memory >= step.num_blocks;
+}
+
+// The task region of `step` grown from its write chunks, dimension by dimension from the
+// last (C order keeps regions contiguous), up to `limits`, while the model fits `budget`.
+// nullopt when one write chunk per task does not fit.
+std::optional<Shape> GrowTask(const Shape& shape, std::int64_t itemsize, CopyStep step,
+                              const Shape& limits, std::int64_t budget) {
+  step.task_shape = step.write_chunks;
+  if (ModelTaskBytes(shape, itemsize, step) > budget) return std::nullopt;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    const Index chunk = step.write_chunks[d];
+    const Index limit = std::min(limits[d], std::max<Index>(shape[d], 1));
+    const Index most = std::max<Index>(1, (limit + chunk - 1) / chunk);
+    Index low = 1;
+    Index high = most;
+    while (low < high) {  // the largest multiple that fits
+      const Index mid = low + (high - low + 1) / 2;
+      step.task_shape[d] = std::min(mid * chunk, std::max<Index>(shape[d], 1));
+      if (ModelTaskBytes(shape, itemsize, step) <= budget) {
+        low = mid;
+      } else {
+        high = mid - 1;
+      }
+    }
+    step.task_shape[d] = std::min(low * chunk, std::max<Index>(shape[d], 1));
+    if (low < most) break;  // this dimension is not whole: growing earlier ones would stride
+  }
+  return step.task_shape;
+}
+
+// Limits that stop a task region once it covers one input chunk along each dimension
+// (larger regions read no chunk fewer times, and leave fewer tasks to run in parallel).
+Shape CoverInputChunk(const CopyStep& step) {
+  Shape limits(step.write_chunks.size());
+  for (std::size_t d = 0; d < limits.size(); ++d) {
+    limits[d] = step.reads_decode ? std::max(step.write_chunks[d],
+                                             RoundUp(step.read_chunks[d], step.write_chunks[d]))
+                                  : step.write_chunks[d];
+  }
+  return limits;
+}
+
+double ReadCost(const RechunkProblem& problem, const CopyStep& step, const CopyTraffic& traffic,
+                double fraction_in_memory) {
+  const auto nbytes = static_cast<double>(Bytes(problem.shape, problem.itemsize));
+  if (!step.reads_decode) return nbytes * kCopyCost;
+  const double stored = static_cast<double>(traffic.bytes_read) +
+                        static_cast<double>(traffic.chunk_reads) * kChunkOpCost;
+  return fraction_in_memory * nbytes * kCopyCost + (1 - fraction_in_memory) * stored;
+}
+
+double WriteCost(const RechunkProblem& problem, const CopyStep& step, const CopyTraffic& traffic) {
+  const auto nbytes = static_cast<double>(Bytes(problem.shape, problem.itemsize));
+  const double stored = nbytes + static_cast<double>(traffic.chunk_writes) * kChunkOpCost;
+  if (step.writes_target || step.num_blocks == 0) return stored;
+  const double in_memory =
+      static_cast<double>(step.blocks_in_memory) / static_cast<double>(step.num_blocks);
+  const double copy = step.task_shape == step.write_chunks ? 0 : nbytes * kCopyCost;
+  return in_memory * copy + (1 - in_memory) * stored;
+}
+
+// The layout copying through `chain` (source chunks first, target chunks last), or
+// nullopt when a task does not fit. `grow` consolidates task regions.
+std::optional<RechunkLayout> LayoutThrough(const RechunkProblem& problem,
+                                           const std::vector<Shape>& chain, bool grow,
+                                           std::string strategy) {
+  RechunkLayout layout;
+  layout.strategy = std::move(strategy);
+  std::int64_t previous_in_memory = 0;
+  double previous_fraction = 0;
+  for (std::size_t k = 0; k + 1 < chain.size(); ++k) {
+    CopyStep step;
+    step.read_chunks = chain[k];
+    step.write_chunks = chain[k + 1];
+    step.writes_target = k + 2 == chain.size();
+    step.num_blocks = 1;
+    for (std::size_t d = 0; d < problem.shape.size(); ++d) {
+      step.num_blocks *= (problem.shape[d] + step.write_chunks[d] - 1) / step.write_chunks[d];
+    }
+    step.reads_decode = k == 0 ? problem.source_decodes : previous_fraction < 1;
+    std::int64_t in_memory = 0;
+    if (!step.writes_target) {
+      // An intermediate is alive while it is written and while it is read: RAM holds it
+      // beside the one before it.
+      const std::int64_t chunk_bytes =
+          std::max<std::int64_t>(Bytes(step.write_chunks, problem.itemsize), 1);
+      const std::int64_t room =
+          std::max<std::int64_t>(problem.memory_budget - previous_in_memory, 0);
+      step.blocks_in_memory = std::min<Index>(step.num_blocks, room / chunk_bytes);
+      in_memory = step.blocks_in_memory * chunk_bytes;
+    }
+    step.task_shape = step.write_chunks;
+    if (grow) {
+      const std::optional<Shape> task = GrowTask(problem.shape, problem.itemsize, step,
+                                                 CoverInputChunk(step), problem.task_budget);
+      if (!task) return std::nullopt;
+      step.task_shape = *task;
+    } else if (ModelTaskBytes(problem.shape, problem.itemsize, step) > problem.task_budget) {
+      return std::nullopt;
+    }
+    const CopyTraffic traffic = CountTraffic(problem.shape, problem.itemsize, step);
+    layout.cost += ReadCost(problem, step, traffic, k == 0 ? 0 : previous_fraction) +
+                   WriteCost(problem, step, traffic);
+    previous_in_memory = in_memory;
+    previous_fraction =
+        step.writes_target || step.num_blocks == 0
+            ? 0
+            : static_cast<double>(step.blocks_in_memory) / static_cast<double>(step.num_blocks);
+    layout.steps.push_back(std::move(step));
+  }
+  return layout;
+}
+
+// Source chunks grown toward the target (rechunker's read chunks): the region a task
+// reads whole, within the budget.
+Shape ReadChunks(const RechunkProblem& problem, const Shape& source, const Shape& target,
+                 bool keep_in_memory) {
+  CopyStep step;
+  step.read_chunks = source;
+  step.write_chunks = source;
+  step.reads_decode = problem.source_decodes;
+  step.num_blocks = 1;
+  step.blocks_in_memory = keep_in_memory ? 1 : 0;
+  Shape limits(source.size());
+  for (std::size_t d = 0; d < limits.size(); ++d) {
+    limits[d] = std::max(source[d], RoundUp(target[d], source[d]));
+  }
+  return GrowTask(problem.shape, problem.itemsize, step, limits, problem.task_budget)
+      .value_or(source);
+}
+
+// Chunk shapes spaced geometrically from `source` to `target` (stages + 1 of them),
+// each rounded to a multiple of the smaller of the two so that stages line up.
+std::vector<Shape> GeometricChain(const Shape& shape, const Shape& source, const Shape& target,
+                                  int stages) {
+  std::vector<Shape> chain{source};
+  for (int k = 1; k < stages; ++k) {
+    const double t = static_cast<double>(k) / stages;
+    Shape chunks(shape.size());
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      const double value = std::exp((1 - t) * std::log(static_cast<double>(source[d])) +
+                                    t * std::log(static_cast<double>(target[d])));
+      const Index unit = std::min(source[d], target[d]);
+      chunks[d] = std::max(
+          unit, static_cast<Index>(std::llround(value / static_cast<double>(unit))) * unit);
+    }
+    chunks = ClampToShape(std::move(chunks), shape);
+    if (chunks != chain.back()) chain.push_back(std::move(chunks));
+  }
+  if (target != chain.back()) chain.push_back(target);
+  return chain;
+}
+
+Shape ElementwiseMin(const Shape& a, const Shape& b) {
+  Shape out(a.size());
+  for (std::size_t d = 0; d < a.size(); ++d) out[d] = std::min(a[d], b[d]);
+  return out;
+}
+
+}  // namespace
+
+CopyTraffic CountTraffic(const Shape& shape, std::int64_t itemsize, const CopyStep& step) {
+  CopyTraffic traffic;
+  traffic.tasks = 1;
+  traffic.chunk_reads = 1;
+  traffic.chunk_writes = 1;
+  Index touched_elements = 1;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    const DimTraffic dim = CountDim(shape[d], step.task_shape[d], step.read_chunks[d]);
+    traffic.tasks *= dim.tasks;
+    traffic.chunk_reads *= dim.touched;
+    touched_elements *= dim.touched_extent;
+    traffic.chunk_writes *= (shape[d] + step.write_chunks[d] - 1) / step.write_chunks[d];
+  }
+  const std::int64_t nbytes = Bytes(shape, itemsize);
+  traffic.bytes_read = step.reads_decode ? touched_elements * itemsize : nbytes;
+  traffic.bytes_written = nbytes;
+  return traffic;
+}
+
+std::int64_t ModelTaskBytes(const Shape& shape, std::int64_t itemsize, const CopyStep& step) {
+  const std::int64_t region = Bytes(ClampToShape(step.task_shape, shape), itemsize);
+  const std::int64_t read_chunk = Bytes(ClampToShape(step.read_chunks, shape), itemsize);
+  const std::int64_t write_chunk = Bytes(ClampToShape(step.write_chunks, shape), itemsize);
+  std::int64_t bytes = region;
+  if (step.reads_decode) bytes += 2 * read_chunk + kCodecSlack;  // decoded + stored copy
+  const bool one_block = step.task_shape == step.write_chunks;
+  if (OutputAllInMemory(step)) {
+    if (!one_block) bytes += region;  // each block copied out and kept
+  } else {
+    bytes += 2 * write_chunk + kCodecSlack;  // gathered + encoded copy
+    if (step.blocks_in_memory > 0 && !one_block) bytes += region;
+  }
+  return bytes;
+}
+
+std::optional<RechunkLayout> PlanRechunkLayout(const RechunkProblem& problem) {
+  const Shape source = ClampToShape(problem.source_chunks, problem.shape);
+  const Shape target = ClampToShape(problem.target_chunks, problem.shape);
+  std::vector<RechunkLayout> candidates;
+  // Each chain with its intermediates in RAM as far as the budget goes, and wholly on
+  // disk: tasks keeping blocks in RAM hold more, so they may get smaller regions that
+  // decode chunks more than once, and disk can be cheaper after all.
+  RechunkProblem on_disk = problem;
+  on_disk.memory_budget = 0;
+  auto consider = [&](const std::vector<Shape>& chain, const std::string& strategy) {
+    if (auto layout = LayoutThrough(problem, chain, /*grow=*/true, strategy)) {
+      candidates.push_back(std::move(*layout));
+    }
+    if (problem.memory_budget == 0) return;
+    if (auto layout = LayoutThrough(on_disk, chain, /*grow=*/true, strategy)) {
+      candidates.push_back(std::move(*layout));
+    }
+  };
+  consider({source, target}, "direct");
+  if (ShapeSize(problem.shape) > 0) {
+    const std::int64_t nbytes = Bytes(problem.shape, problem.itemsize);
+    if (nbytes <= problem.memory_budget) {
+      const Shape read = ReadChunks(problem, source, target, /*keep_in_memory=*/true);
+      consider({source, read, target}, "via RAM");
+    }
+    // rechunker's single stage: the intermediate takes the smaller of the read and write
+    // chunks along each dimension, so both copies read it in whole chunks.
+    const Shape read = ReadChunks(problem, source, target, /*keep_in_memory=*/false);
+    const Shape write = ReadChunks(RechunkProblem{problem.shape, problem.itemsize, target, source,
+                                                  true, problem.task_budget, 0},
+                                   target, source, false);
+    const Shape intermediate = ElementwiseMin(read, write);
+    if (intermediate != source && intermediate != target) {
+      consider({source, intermediate, target}, "via an intermediate");
+    }
+    double best_multistage = std::numeric_limits<double>::infinity();
+    for (int stages = 2; stages <= kMaxStages; ++stages) {
+      const std::vector<Shape> chain = GeometricChain(problem.shape, source, target, stages);
+      const std::size_t before = candidates.size();
+      consider(chain, std::to_string(chain.size() - 1) + " copies");
+      double cost = std::numeric_limits<double>::infinity();
+      for (std::size_t i = before; i < candidates.size(); ++i) {
+        cost = std::min(cost, candidates[i].cost);
+      }
+      if (candidates.size() == before) continue;
+      if (cost >= best_multistage) break;  // more stages stopped paying
+      best_multistage = cost;
+    }
+  }
+  if (candidates.empty()) return std::nullopt;
+  auto best = std::min_element(candidates.begin(), candidates.end(),
+                               [](const RechunkLayout& a, const RechunkLayout& b) {
+                                 if (a.cost != b.cost) return a.cost < b.cost;
+                                 return a.steps.size() < b.steps.size();
+                               });
+  return *best;
+}
+
+RechunkLayout SmallestTaskLayout(const RechunkProblem& problem) {
+  const Shape source = ClampToShape(problem.source_chunks, problem.shape);
+  const Shape target = ClampToShape(problem.target_chunks, problem.shape);
+  const Shape intermediate = ElementwiseMin(source, target);
+  std::vector<Shape> chain{source};
+  if (intermediate != source && intermediate != target) chain.push_back(intermediate);
+  chain.push_back(target);
+  RechunkProblem unbounded = problem;
+  unbounded.task_budget = std::numeric_limits<std::int64_t>::max();
+  unbounded.memory_budget = 0;
+  return *LayoutThrough(unbounded, chain, /*grow=*/false, "smallest tasks");
+}
+
+}  // namespace tessera
