@@ -89,6 +89,14 @@ std::vector<Case> Cases() {
   add_case("unfused, disk intermediates", exp(log(lz4) * 0.5f), disk, std::nullopt);
   add_case("to_zarr blosc-lz4", exp(log(lz4) * 0.5f), fused, "blosc-lz4");
   add_case("to_zarr raw", lz4 * 3.0f, fused, "none");
+  PlanOptions ram = fused;
+  ram.intermediate_tier = Tier::kMemory;
+  PlanOptions on_disk = fused;
+  on_disk.intermediate_tier = Tier::kDisk;
+  add_case("rechunk through RAM", lz4.rechunk({250, 13}), ram, std::nullopt);
+  add_case("rechunk through disk", lz4.rechunk({7, 130}), on_disk, std::nullopt);
+  add_case("rechunk of raw chunks to zarr", raw.rechunk({128, 100}), fused, "blosc-lz4");
+  add_case("rechunk of an in-memory array", row.rechunk({13}), fused, std::nullopt);
   return cases;
 }
 

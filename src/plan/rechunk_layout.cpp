@@ -54,12 +54,21 @@ bool OutputAllInMemory(const CopyStep& step) {
 // The task region of `step` grown from its write chunks, dimension by dimension from the
 // last (C order keeps regions contiguous), up to `limits`, while the model fits `budget`.
 // nullopt when one write chunk per task does not fit.
+// The region grows in multiples of `unit` (the write chunks unless given); with
+// `task_is_chunk` the output's chunks grow with it (one chunk per task).
 std::optional<Shape> GrowTask(const Shape& shape, std::int64_t itemsize, CopyStep step,
-                              const Shape& limits, std::int64_t budget) {
-  step.task_shape = step.write_chunks;
-  if (ModelTaskBytes(shape, itemsize, step) > budget) return std::nullopt;
+                              const Shape& limits, std::int64_t budget,
+                              std::optional<Shape> given_unit = std::nullopt,
+                              bool task_is_chunk = false) {
+  const Shape unit = given_unit.value_or(step.write_chunks);
+  step.task_shape = unit;
+  auto fits = [&] {
+    if (task_is_chunk) step.write_chunks = step.task_shape;
+    return ModelTaskBytes(shape, itemsize, step) <= budget;
+  };
+  if (!fits()) return std::nullopt;
   for (std::size_t d = shape.size(); d-- > 0;) {
-    const Index chunk = step.write_chunks[d];
+    const Index chunk = unit[d];
     const Index limit = std::min(limits[d], std::max<Index>(shape[d], 1));
     const Index most = std::max<Index>(1, (limit + chunk - 1) / chunk);
     Index low = 1;
@@ -67,7 +76,7 @@ std::optional<Shape> GrowTask(const Shape& shape, std::int64_t itemsize, CopySte
     while (low < high) {  // the largest multiple that fits
       const Index mid = low + (high - low + 1) / 2;
       step.task_shape[d] = std::min(mid * chunk, std::max<Index>(shape[d], 1));
-      if (ModelTaskBytes(shape, itemsize, step) <= budget) {
+      if (fits()) {
         low = mid;
       } else {
         high = mid - 1;
@@ -162,13 +171,21 @@ std::optional<RechunkLayout> LayoutThrough(const RechunkProblem& problem,
   return layout;
 }
 
+Shape ElementwiseMin(const Shape& a, const Shape& b) {
+  Shape out(a.size());
+  for (std::size_t d = 0; d < a.size(); ++d) out[d] = std::min(a[d], b[d]);
+  return out;
+}
+
 // Source chunks grown toward the target (rechunker's read chunks): the region a task
 // reads whole, within the budget.
+// Kept in RAM, a read region is one block of the intermediate; on disk the intermediate
+// has the smaller chunks min(source, target), written from the region one by one.
 Shape ReadChunks(const RechunkProblem& problem, const Shape& source, const Shape& target,
                  bool keep_in_memory) {
   CopyStep step;
   step.read_chunks = source;
-  step.write_chunks = source;
+  step.write_chunks = keep_in_memory ? source : ElementwiseMin(source, target);
   step.reads_decode = problem.source_decodes;
   step.num_blocks = 1;
   step.blocks_in_memory = keep_in_memory ? 1 : 0;
@@ -176,7 +193,9 @@ Shape ReadChunks(const RechunkProblem& problem, const Shape& source, const Shape
   for (std::size_t d = 0; d < limits.size(); ++d) {
     limits[d] = std::max(source[d], RoundUp(target[d], source[d]));
   }
-  return GrowTask(problem.shape, problem.itemsize, step, limits, problem.task_budget)
+  // Grown in units of the source chunk, which a region reads whole.
+  return GrowTask(problem.shape, problem.itemsize, step, limits, problem.task_budget, source,
+                  keep_in_memory)
       .value_or(source);
 }
 
@@ -200,12 +219,6 @@ std::vector<Shape> GeometricChain(const Shape& shape, const Shape& source, const
   }
   if (target != chain.back()) chain.push_back(target);
   return chain;
-}
-
-Shape ElementwiseMin(const Shape& a, const Shape& b) {
-  Shape out(a.size());
-  for (std::size_t d = 0; d < a.size(); ++d) out[d] = std::min(a[d], b[d]);
-  return out;
 }
 
 }  // namespace
