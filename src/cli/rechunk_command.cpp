@@ -102,7 +102,7 @@ void CheckTarget(const fs::path& in, const fs::path& out, bool overwrite) {
   }
 }
 
-// "time" or "dimension 0", for messages.
+// "dimension 0 (time)", or "dimension 0" when IN has no dimension names; for messages.
 std::string DimensionName(const ZarrArray& array, std::size_t dim) {
   const std::vector<std::string>& names = array.attributes().dimension_names;
   if (dim < names.size()) return "dimension " + std::to_string(dim) + " (" + names[dim] + ")";
@@ -113,11 +113,11 @@ std::string DimensionName(const ZarrArray& array, std::size_t dim) {
 // whole dimension; kept as -1 for Array::rechunk).
 Shape ParseChunks(const std::string& text, const ZarrArray& array) {
   const Shape& shape = array.metadata().shape;
+  std::string example;  // -1 (a whole dimension) first, 10 for the others
+  for (std::size_t dim = 0; dim < shape.size(); ++dim) example += dim == 0 ? "-1" : ",10";
   const std::string expected =
       "give one chunk length per dimension of IN (shape " + ShapeToString(shape) +
-      "), comma-separated, -1 for a whole "
-      "dimension, e.g. --chunks " +
-      std::string(shape.size() > 1 ? "-1," : "") + "10" + (shape.size() > 2 ? ",10" : "");
+      "), comma-separated, -1 for a whole dimension, e.g. --chunks " + example;
   Shape chunks;
   std::string_view rest = text;
   while (true) {
@@ -192,6 +192,16 @@ std::string PythonString(const std::string& text) {
   return quoted + "'";
 }
 
+// `python3 -c "<code>"`, with what a shell expands inside double quotes escaped.
+std::string PythonCommand(const std::string& code) {
+  std::string command = "python3 -c \"";
+  for (const char c : code) {
+    if (c == '"' || c == '\\' || c == '$' || c == '`') command += '\\';
+    command += c;
+  }
+  return command + "\"";
+}
+
 void WriteRow(std::ostream& out, std::string_view label, const std::string& value) {
   constexpr int kLabelWidth = 15;  // fits the longest label, "intermediates"
   out << "  " << std::left << std::setw(kLabelWidth) << label << value << '\n';
@@ -234,19 +244,29 @@ void WritePlanHeader(std::ostream& out, const Source& source, const std::string&
 
 // After a run: per op its tasks, projected vs measured memory per task and time.
 void WriteRunReport(std::ostream& out, const ExecutionReport& report) {
+  std::vector<std::string> tasks;
   std::size_t name_width = 2;
-  for (const OpReport& op : report.ops) name_width = std::max(name_width, op.name.size());
-  const int width = static_cast<int>(name_width);
-  out << "  " << std::left << std::setw(width) << "op" << std::right << std::setw(8) << "tasks"
-      << std::setw(16) << "projected/task" << std::setw(16) << "measured peak" << std::setw(10)
-      << "seconds" << '\n';
+  std::size_t tasks_width = 5;
   for (const OpReport& op : report.ops) {
-    std::string tasks = std::to_string(op.tasks);
-    if (op.tasks_skipped > 0) tasks += " (" + std::to_string(op.tasks_skipped) + " resumed)";
-    out << "  " << std::left << std::setw(width) << op.name << std::right << std::setw(8) << tasks
-        << std::setw(16) << format_bytes(op.projected_mem) << std::setw(16)
-        << format_bytes(op.measured_mem_max) << std::setw(10) << std::fixed << std::setprecision(2)
-        << op.seconds << '\n';
+    tasks.push_back(std::to_string(op.tasks));
+    if (op.tasks_skipped > 0) tasks.back() += " (" + std::to_string(op.tasks_skipped) + " resumed)";
+    name_width = std::max(name_width, op.name.size());
+    tasks_width = std::max(tasks_width, tasks.back().size());
+  }
+  const auto row = [&](const std::string& name, const std::string& task_count,
+                       const std::string& projected, const std::string& measured,
+                       const std::string& seconds) {
+    out << "  " << std::left << std::setw(static_cast<int>(name_width)) << name << std::right
+        << std::setw(static_cast<int>(tasks_width) + 2) << task_count << std::setw(16) << projected
+        << std::setw(14) << measured << std::setw(10) << seconds << '\n';
+  };
+  row("op", "tasks", "projected/task", "measured max", "seconds");
+  for (std::size_t index = 0; index < report.ops.size(); ++index) {
+    const OpReport& op = report.ops[index];
+    std::ostringstream seconds;
+    seconds << std::fixed << std::setprecision(2) << op.seconds;
+    row(op.name, tasks[index], format_bytes(op.projected_mem), format_bytes(op.measured_mem_max),
+        seconds.str());
   }
   out << "Total " << std::fixed << std::setprecision(2) << report.seconds << " s; process peak RSS "
       << format_bytes(report.peak_rss_bytes) << '\n';
@@ -255,17 +275,19 @@ void WriteRunReport(std::ostream& out, const ExecutionReport& report) {
 // How to open the written array: zarr-python always; xarray when OUT is an array of a
 // group (xr.open_zarr opens groups, not bare arrays) and has dimension names.
 void WriteHowToOpen(std::ostream& out, const fs::path& target, bool has_dimension_names) {
-  out << "Open it with zarr-python:\n"
-      << "  python3 -c \"import zarr; print(zarr.open(" << PythonString(target.string())
-      << "))\"\n";
+  out << "Open it with zarr-python:\n  "
+      << PythonCommand("import zarr; print(zarr.open(" + PythonString(target.string()) +
+                       ", mode='r'))")
+      << '\n';
   const fs::path group = target.parent_path();
   std::error_code error;
   const bool in_group = !group.empty() && fs::exists(group / ".zgroup", error);
   if (in_group && has_dimension_names) {
     out << "or with xarray, as the variable " << target.filename().string() << " of the group "
-        << group.string() << ":\n"
-        << "  python3 -c \"import xarray as xr; print(xr.open_zarr(" << PythonString(group.string())
-        << ", consolidated=False)[" << PythonString(target.filename().string()) << "])\"\n";
+        << group.string() << ":\n  "
+        << PythonCommand("import xarray as xr; print(xr.open_zarr(" + PythonString(group.string()) +
+                         ", consolidated=False)[" + PythonString(target.filename().string()) + "])")
+        << '\n';
   } else if (has_dimension_names) {
     out << "(xarray opens Zarr groups, not bare arrays: to open the result with "
            "xr.open_zarr, write it inside a group, OUT = GROUP.zarr/NAME)\n";
@@ -315,8 +337,8 @@ RechunkCommand::RechunkCommand(CLI::App& app)
                        "(default: IN's codec)");
   command_
       ->add_option("--intermediate", intermediate_,
-                   "Where intermediates live: auto (RAM while it fits in total_mem, else "
-                   "disk), memory or disk")
+                   "Where intermediates live: auto (RAM, disk or both, as total_mem "
+                   "allows), memory or disk")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "memory", "disk"}));
   command_->add_flag("--plan", plan_only_, "Print the plan (stages, tiers, memory); run nothing");

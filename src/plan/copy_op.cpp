@@ -71,7 +71,7 @@ std::int64_t CopyOp::projected_mem(std::int64_t task) const {
   const std::int64_t itemsize = info_.dtype.itemsize();
   if (one_block_per_task_) {
     // The region is one chunk: handed over as it is (copied when the read shares it).
-    const std::int64_t copy = input_->SharesBlockReads() ? ShapeSize(region.shape) * itemsize : 0;
+    const std::int64_t copy = input_->SharesRead(region) ? ShapeSize(region.shape) * itemsize : 0;
     return reserved_mem_ + held + copy + output_->ProjectWrite(task_grid_.BlockIndex(task));
   }
   ForEachTouchedBlock(output_grid_, region, [&](const Shape& block) {

@@ -140,7 +140,9 @@ class MemoryTierOutput : public OpOutput {
   Index BlocksTouched(const Region& region) const override {
     return CountTouchedBlocks(grid_, region);
   }
-  bool SharesBlockReads() const override { return true; }
+  bool SharesRead(const Region& region) const override {
+    return ExactBlock(grid_, region).has_value();
+  }
 
  private:
   std::shared_ptr<const NDArray> Block(const Shape& block) const {
@@ -250,28 +252,51 @@ class DiskTierOutput : public ZarrOutput {
   std::filesystem::path directory_;
 };
 
-// Blocks before `blocks_in_memory` (C order) in RAM, the rest on disk.
+// Blocks before `blocks_in_memory` (C order) in RAM, the rest on disk in chunks that
+// tile them.
 class SplitTierOutput : public OpOutput {
  public:
-  SplitTierOutput(Shape shape, Shape chunks, DType dtype, Index blocks_in_memory,
+  SplitTierOutput(ChunkGrid grid, ChunkGrid disk_grid, DType dtype, Index blocks_in_memory,
                   std::shared_ptr<OpOutput> memory, std::shared_ptr<OpOutput> disk)
-      : grid_(std::move(shape), std::move(chunks)),
+      : grid_(std::move(grid)),
+        disk_grid_(std::move(disk_grid)),
         dtype_(dtype),
         blocks_in_memory_(blocks_in_memory),
         memory_(std::move(memory)),
         disk_(std::move(disk)) {}
 
-  Tier tier() const override { return Tier::kMixed; }
+  Tier tier() const override { return blocks_in_memory_ > 0 ? Tier::kMixed : Tier::kDisk; }
   void Prepare() override {
     memory_->Prepare();
     disk_->Prepare();
   }
-  bool Has(const Shape& block) const override { return Part(block).Has(block); }
+  bool Has(const Shape& block) const override {
+    if (InMemory(block)) return memory_->Has(block);
+    bool has = true;
+    ForEachTouchedBlock(disk_grid_, grid_.BlockRegion(block),
+                        [&](const Shape& stored) { has = has && disk_->Has(stored); });
+    return has;
+  }
   void Write(const Shape& block, NDArray data) override {
-    Part(block).Write(block, std::move(data));
+    if (InMemory(block)) return memory_->Write(block, std::move(data));
+    const Region region = grid_.BlockRegion(block);
+    if (disk_grid_.chunks() == grid_.chunks()) return disk_->Write(block, std::move(data));
+    ForEachTouchedBlock(disk_grid_, region, [&](const Shape& stored) {
+      const Region piece = disk_grid_.BlockRegion(stored);
+      NDArray values(piece.shape, dtype_);
+      CopyBox(data, region.start, values, piece.start, piece);
+      disk_->Write(stored, std::move(values));
+    });
   }
   std::int64_t ProjectWrite(const Shape& block) const override {
-    return Part(block).ProjectWrite(block);
+    if (InMemory(block)) return memory_->ProjectWrite(block);
+    if (disk_grid_.chunks() == grid_.chunks()) return disk_->ProjectWrite(block);
+    std::int64_t peak = 0;
+    ForEachTouchedBlock(disk_grid_, grid_.BlockRegion(block), [&](const Shape& stored) {
+      peak = std::max(
+          peak, RegionBytes(disk_grid_.BlockRegion(stored), dtype_) + disk_->ProjectWrite(stored));
+    });
+    return peak;
   }
   bool KeepsBlock(const Shape& block) const override { return InMemory(block); }
   void Commit() override {}
@@ -280,8 +305,8 @@ class SplitTierOutput : public OpOutput {
     disk_->Release();
   }
 
-  // One part's blocks are read from it directly; a region across both is assembled
-  // from each block's piece in turn.
+  // A region in one part is read from it directly; one across both is assembled from
+  // each block's piece in turn.
   std::shared_ptr<const NDArray> Read(const Region& region) const override {
     if (const OpOutput* part = SinglePart(region)) return part->Read(region);
     auto out = std::make_shared<NDArray>(region.shape, dtype_);
@@ -304,22 +329,31 @@ class SplitTierOutput : public OpOutput {
   Index BlocksTouched(const Region& region) const override {
     return CountTouchedBlocks(grid_, region);
   }
-  bool SharesBlockReads() const override { return true; }
+  bool SharesRead(const Region& region) const override {
+    const OpOutput* part = SinglePart(region);
+    return part != nullptr && part->SharesRead(region);
+  }
 
  private:
   bool InMemory(const Shape& block) const { return grid_.LinearIndex(block) < blocks_in_memory_; }
   OpOutput& Part(const Shape& block) const { return InMemory(block) ? *memory_ : *disk_; }
   // The part holding every block `region` touches, or null when it spans both.
   const OpOutput* SinglePart(const Region& region) const {
-    int in_memory = 0;
-    int on_disk = 0;
-    ForEachTouchedBlock(grid_, region,
-                        [&](const Shape& block) { (InMemory(block) ? in_memory : on_disk) = 1; });
-    if (in_memory + on_disk != 1) return nullptr;
-    return in_memory == 1 ? memory_.get() : disk_.get();
+    bool in_memory = false;
+    bool on_disk = false;
+    ForEachTouchedBlock(grid_, region, [&](const Shape& block) {
+      if (InMemory(block)) {
+        in_memory = true;
+      } else {
+        on_disk = true;
+      }
+    });
+    if (in_memory == on_disk) return nullptr;
+    return in_memory ? memory_.get() : disk_.get();
   }
 
   ChunkGrid grid_;
+  ChunkGrid disk_grid_;
   DType dtype_;
   Index blocks_in_memory_;
   std::shared_ptr<OpOutput> memory_;
@@ -446,13 +480,22 @@ std::shared_ptr<OpOutput> MakeDiskTierOutput(Shape shape, Shape chunks, DType dt
   return std::make_shared<DiskTierOutput>(std::move(metadata), std::move(directory));
 }
 
-std::shared_ptr<OpOutput> MakeSplitTierOutput(Shape shape, Shape chunks, DType dtype,
-                                              Index blocks_in_memory,
+std::shared_ptr<OpOutput> MakeSplitTierOutput(Shape shape, Shape chunks, Shape disk_chunks,
+                                              DType dtype, Index blocks_in_memory,
                                               std::filesystem::path directory,
                                               std::optional<CodecConfig> compressor) {
+  for (std::size_t d = 0; d < chunks.size(); ++d) {
+    if (disk_chunks[d] < 1 || chunks[d] % disk_chunks[d] != 0) {
+      throw Error("internal error: disk chunks " + ShapeToString(disk_chunks) +
+                  " do not tile the chunks " + ShapeToString(chunks) + " of a split intermediate");
+    }
+  }
+  ChunkGrid grid(shape, chunks);
+  ChunkGrid disk_grid(shape, disk_chunks);
   auto memory = MakeMemoryTierOutput(shape, chunks, dtype);
-  auto disk = MakeDiskTierOutput(shape, chunks, dtype, std::move(directory), std::move(compressor));
-  return std::make_shared<SplitTierOutput>(std::move(shape), std::move(chunks), dtype,
+  auto disk = MakeDiskTierOutput(std::move(shape), std::move(disk_chunks), dtype,
+                                 std::move(directory), std::move(compressor));
+  return std::make_shared<SplitTierOutput>(std::move(grid), std::move(disk_grid), dtype,
                                            blocks_in_memory, std::move(memory), std::move(disk));
 }
 

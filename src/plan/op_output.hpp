@@ -40,8 +40,8 @@ class StoredArray {
   virtual std::int64_t ProjectRead(const Region& region) const = 0;
   // Stored blocks Read(region) touches.
   virtual Index BlocksTouched(const Region& region) const = 0;
-  // May Read return memory shared with the store (a whole block held in RAM)?
-  virtual bool SharesBlockReads() const { return false; }
+  // Does Read(region) return memory shared with the store (a block held in RAM)?
+  virtual bool SharesRead(const Region&) const { return false; }
 };
 
 // A stored Zarr array (from_zarr). Projections use the largest chunk now stored.
@@ -97,10 +97,12 @@ std::shared_ptr<OpOutput> MakeDiskTierOutput(Shape shape, Shape chunks, DType dt
                                              std::filesystem::path directory,
                                              std::optional<CodecConfig> compressor);
 
-// An intermediate too large for the RAM left to it: blocks whose C-order position is
-// below `blocks_in_memory` are kept in RAM, the others on disk as MakeDiskTierOutput.
-std::shared_ptr<OpOutput> MakeSplitTierOutput(Shape shape, Shape chunks, DType dtype,
-                                              Index blocks_in_memory,
+// An intermediate too large for the RAM left to it, written in blocks of `chunks`:
+// blocks whose C-order position is below `blocks_in_memory` are kept in RAM, the
+// others stored on disk (as MakeDiskTierOutput) in `disk_chunks`, which must tile
+// `chunks` (divide them in every dimension) so each stored chunk has one writer.
+std::shared_ptr<OpOutput> MakeSplitTierOutput(Shape shape, Shape chunks, Shape disk_chunks,
+                                              DType dtype, Index blocks_in_memory,
                                               std::filesystem::path directory,
                                               std::optional<CodecConfig> compressor);
 

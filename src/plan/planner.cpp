@@ -267,8 +267,8 @@ class PlanBuilder {
 
   // The intermediates of rechunk `node`: in RAM, on disk or split, unless a tier is forced.
   IntermediateFactory RechunkIntermediates(const Node& node) {
-    return [this, &node](int copy, const Shape& chunks, Index blocks_in_memory,
-                         Index num_blocks) -> std::shared_ptr<OpOutput> {
+    return [this, &node](int copy, const Shape& chunks, const Shape& disk_chunks,
+                         Index blocks_in_memory, Index num_blocks) -> std::shared_ptr<OpOutput> {
       if (options_.intermediate_tier == Tier::kMemory) blocks_in_memory = num_blocks;
       if (options_.intermediate_tier == Tier::kDisk) blocks_in_memory = 0;
       if (blocks_in_memory >= num_blocks) {
@@ -276,12 +276,12 @@ class PlanBuilder {
       }
       const std::filesystem::path directory =
           WorkDirectory() / (node.name() + "." + std::to_string(copy));
-      if (blocks_in_memory <= 0) {
+      if (blocks_in_memory <= 0 && disk_chunks == chunks) {
         return MakeDiskTierOutput(node.shape(), chunks, node.dtype(), directory,
                                   options_.disk_compressor);
       }
-      return MakeSplitTierOutput(node.shape(), chunks, node.dtype(), blocks_in_memory, directory,
-                                 options_.disk_compressor);
+      return MakeSplitTierOutput(node.shape(), chunks, disk_chunks, node.dtype(), blocks_in_memory,
+                                 directory, options_.disk_compressor);
     };
   }
 

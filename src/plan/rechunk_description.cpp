@@ -23,12 +23,17 @@ std::string Destination(const OpInfo& info) {
       return "an intermediate" + chunks + ", all of it in RAM (" +
              format_bytes(info.bytes_written) + ")";
     case Tier::kDisk:
-      return "an intermediate" + chunks + " on local disk (work_dir), " +
-             format_bytes(info.bytes_written) + " before compression";
-    case Tier::kMixed:
+      return "an intermediate" +
+             (info.disk_chunks.empty() ? chunks : " in chunks " + ShapeToString(info.disk_chunks)) +
+             " on local disk (work_dir), " + format_bytes(info.bytes_written) +
+             " before compression";
+    case Tier::kMixed: {
+      const std::string on_disk =
+          info.disk_chunks.empty() ? "" : " in chunks " + ShapeToString(info.disk_chunks);
       return "an intermediate" + chunks + ": its first " + format_bytes(info.bytes_in_memory) +
              " in RAM, the other " + format_bytes(info.bytes_written - info.bytes_in_memory) +
-             " on local disk (work_dir)";
+             " on local disk (work_dir)" + on_disk;
+    }
     case Tier::kResult:
       return "the result in memory" + chunks;
     case Tier::kTarget:

@@ -121,17 +121,21 @@ double WriteCost(const RechunkProblem& problem, const CopyStep& step, const Copy
 
 // The layout copying through `chain` (source chunks first, target chunks last), or
 // nullopt when a task does not fit. `grow` consolidates task regions.
+// `disk[k]`, when given, is the on-disk chunking of intermediate `chain[k]`.
 std::optional<RechunkLayout> LayoutThrough(const RechunkProblem& problem,
                                            const std::vector<Shape>& chain, bool grow,
-                                           std::string strategy) {
+                                           std::string strategy,
+                                           const std::vector<Shape>& disk = {}) {
   RechunkLayout layout;
   layout.strategy = std::move(strategy);
   std::int64_t previous_in_memory = 0;
   double previous_fraction = 0;
   for (std::size_t k = 0; k + 1 < chain.size(); ++k) {
     CopyStep step;
-    step.read_chunks = chain[k];
+    // A partly stored input is decoded in its disk chunks (its RAM part is only copied).
+    step.read_chunks = k == 0 ? chain[0] : layout.steps.back().disk_chunks;
     step.write_chunks = chain[k + 1];
+    step.disk_chunks = k + 1 < disk.size() && !disk[k + 1].empty() ? disk[k + 1] : chain[k + 1];
     step.writes_target = k + 2 == chain.size();
     step.num_blocks = 1;
     for (std::size_t d = 0; d < problem.shape.size(); ++d) {
@@ -148,6 +152,9 @@ std::optional<RechunkLayout> LayoutThrough(const RechunkProblem& problem,
           std::max<std::int64_t>(problem.memory_budget - previous_in_memory, 0);
       step.blocks_in_memory = std::min<Index>(step.num_blocks, room / chunk_bytes);
       in_memory = step.blocks_in_memory * chunk_bytes;
+    }
+    if (step.writes_target || step.blocks_in_memory >= step.num_blocks) {
+      step.disk_chunks = step.write_chunks;
     }
     step.task_shape = step.write_chunks;
     if (grow) {
@@ -169,6 +176,14 @@ std::optional<RechunkLayout> LayoutThrough(const RechunkProblem& problem,
     layout.steps.push_back(std::move(step));
   }
   return layout;
+}
+
+// The largest divisor of `value` that is at most `limit` (>= 1).
+Index LargestDivisorAtMost(Index value, Index limit) {
+  for (Index divisor = std::max<Index>(1, std::min(value, limit)); divisor > 1; --divisor) {
+    if (value % divisor == 0) return divisor;
+  }
+  return 1;
 }
 
 Shape ElementwiseMin(const Shape& a, const Shape& b) {
@@ -234,7 +249,8 @@ CopyTraffic CountTraffic(const Shape& shape, std::int64_t itemsize, const CopySt
     traffic.tasks *= dim.tasks;
     traffic.chunk_reads *= dim.touched;
     touched_elements *= dim.touched_extent;
-    traffic.chunk_writes *= (shape[d] + step.write_chunks[d] - 1) / step.write_chunks[d];
+    const Index written = step.disk_chunks.empty() ? step.write_chunks[d] : step.disk_chunks[d];
+    traffic.chunk_writes *= (shape[d] + written - 1) / written;
   }
   const std::int64_t nbytes = Bytes(shape, itemsize);
   traffic.bytes_read = step.reads_decode ? touched_elements * itemsize : nbytes;
@@ -245,7 +261,9 @@ CopyTraffic CountTraffic(const Shape& shape, std::int64_t itemsize, const CopySt
 std::int64_t ModelTaskBytes(const Shape& shape, std::int64_t itemsize, const CopyStep& step) {
   const std::int64_t region = Bytes(ClampToShape(step.task_shape, shape), itemsize);
   const std::int64_t read_chunk = Bytes(ClampToShape(step.read_chunks, shape), itemsize);
-  const std::int64_t write_chunk = Bytes(ClampToShape(step.write_chunks, shape), itemsize);
+  const std::int64_t write_chunk =
+      Bytes(ClampToShape(step.disk_chunks.empty() ? step.write_chunks : step.disk_chunks, shape),
+            itemsize);
   std::int64_t bytes = region;
   if (step.reads_decode) bytes += 2 * read_chunk + kCodecSlack;  // decoded + stored copy
   const bool one_block = step.task_shape == step.write_chunks;
@@ -267,28 +285,35 @@ std::optional<RechunkLayout> PlanRechunkLayout(const RechunkProblem& problem) {
   // decode chunks more than once, and disk can be cheaper after all.
   RechunkProblem on_disk = problem;
   on_disk.memory_budget = 0;
-  auto consider = [&](const std::vector<Shape>& chain, const std::string& strategy) {
-    if (auto layout = LayoutThrough(problem, chain, /*grow=*/true, strategy)) {
+  auto consider = [&](const std::vector<Shape>& chain, const std::string& strategy,
+                      const std::vector<Shape>& disk = {}) {
+    if (auto layout = LayoutThrough(problem, chain, /*grow=*/true, strategy, disk)) {
       candidates.push_back(std::move(*layout));
     }
     if (problem.memory_budget == 0) return;
-    if (auto layout = LayoutThrough(on_disk, chain, /*grow=*/true, strategy)) {
+    if (auto layout = LayoutThrough(on_disk, chain, /*grow=*/true, strategy, disk)) {
       candidates.push_back(std::move(*layout));
     }
   };
   consider({source, target}, "direct");
   if (ShapeSize(problem.shape) > 0) {
-    const std::int64_t nbytes = Bytes(problem.shape, problem.itemsize);
-    if (nbytes <= problem.memory_budget) {
+    // Source chunks read whole into RAM, the target cut from there; when RAM holds only
+    // part, the rest goes to disk in the same chunks (read back in part: worth it only
+    // when little is on disk, which the cost decides).
+    const Shape write = ReadChunks(RechunkProblem{problem.shape, problem.itemsize, target, source,
+                                                  true, problem.task_budget, 0},
+                                   target, source, false);
+    if (problem.memory_budget > 0) {
       const Shape read = ReadChunks(problem, source, target, /*keep_in_memory=*/true);
-      consider({source, read, target}, "via RAM");
+      Shape tiles(read.size());
+      for (std::size_t d = 0; d < read.size(); ++d) {
+        tiles[d] = LargestDivisorAtMost(std::min(read[d], problem.shape[d]), write[d]);
+      }
+      consider({source, read, target}, "via RAM", {Shape{}, tiles, Shape{}});
     }
     // rechunker's single stage: the intermediate takes the smaller of the read and write
     // chunks along each dimension, so both copies read it in whole chunks.
     const Shape read = ReadChunks(problem, source, target, /*keep_in_memory=*/false);
-    const Shape write = ReadChunks(RechunkProblem{problem.shape, problem.itemsize, target, source,
-                                                  true, problem.task_budget, 0},
-                                   target, source, false);
     const Shape intermediate = ElementwiseMin(read, write);
     if (intermediate != source && intermediate != target) {
       consider({source, intermediate, target}, "via an intermediate");

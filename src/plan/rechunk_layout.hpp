@@ -8,7 +8,9 @@
 // chunks they read. The candidates (docs/rechunk.md):
 //   direct      source -> target, task regions grown to cover whole source chunks;
 //   via RAM     source -> read chunks (source chunks grown toward the target, kept
-//               decoded in RAM) -> target: every chunk decoded and encoded once;
+//               decoded in RAM) -> target: every chunk decoded and encoded once; what
+//               RAM cannot hold goes to disk in smaller chunks that tile the read chunks
+//               and line up with the target's regions;
 //   via disk    source -> min(read, write chunks) -> target (rechunker's intermediate),
 //               and chains through chunk shapes spaced geometrically between source
 //               and target (more stages, larger intermediate chunks, fewer I/O ops).
@@ -39,7 +41,9 @@ struct RechunkProblem {
 // One copy of a layout.
 struct CopyStep {
   Shape read_chunks;         // chunks of the array read
-  Shape write_chunks;        // chunks of the array written
+  Shape write_chunks;        // chunks of the array written (its blocks in RAM, if any)
+  Shape disk_chunks;         // chunks of the part of an intermediate on disk: write_chunks,
+                             // or smaller ones tiling them (so each has one writer)
   Shape task_shape;          // the region one task writes: whole write chunks (or whole extents)
   bool reads_decode = true;  // a touched input chunk is decoded whole
   bool writes_target = false;

@@ -139,5 +139,25 @@ TEST(RechunkLayoutTest, Era5FitsWithFarFewerReadsThanADirectCopy) {
   EXPECT_LT(decoded, 4 * nbytes);
 }
 
+// Less RAM than the intermediate: part of it stays in RAM, the rest on disk — not the
+// whole stage on disk — and the less RAM, the more on disk.
+TEST(RechunkLayoutTest, IntermediateJustAboveRamIsSplitNotSpilledWhole) {
+  Index previous = 6;
+  for (const std::int64_t ram : {700'000'000LL, 500'000'000LL, 300'000'000LL}) {
+    const RechunkProblem problem = SeedProblem(ram);
+    const std::optional<RechunkLayout> layout = PlanRechunkLayout(problem);
+    ASSERT_TRUE(layout.has_value());
+    const CopyStep& first = layout->steps.front();
+    EXPECT_GT(first.blocks_in_memory, 0) << ram;
+    EXPECT_LT(first.blocks_in_memory, first.num_blocks) << ram;
+    EXPECT_LT(first.blocks_in_memory, previous) << ram;
+    previous = first.blocks_in_memory;
+    // What is on disk is stored in chunks that tile the blocks kept in RAM.
+    for (std::size_t d = 0; d < first.write_chunks.size(); ++d) {
+      EXPECT_EQ(first.write_chunks[d] % first.disk_chunks[d], 0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera

@@ -32,8 +32,8 @@ RechunkOps MakeOps(const Node& rechunk, const RechunkLayout& layout, const Rechu
     const bool last = k + 1 == count;
     std::shared_ptr<OpOutput> writing =
         last ? output
-             : make_intermediate(static_cast<int>(k + 1), step.write_chunks, step.blocks_in_memory,
-                                 step.num_blocks);
+             : make_intermediate(static_cast<int>(k + 1), step.write_chunks, step.disk_chunks,
+                                 step.blocks_in_memory, step.num_blocks);
     OpInfo info;
     info.name = CopyName(rechunk, k, count);
     info.kind = "rechunk";
@@ -47,6 +47,7 @@ RechunkOps MakeOps(const Node& rechunk, const RechunkLayout& layout, const Rechu
     info.bytes_read = traffic.bytes_read;
     info.bytes_written = traffic.bytes_written;
     info.input_chunks = step.read_chunks;
+    if (!last && step.disk_chunks != step.write_chunks) info.disk_chunks = step.disk_chunks;
     info.stage = static_cast<int>(k + 1);
     info.num_stages = static_cast<int>(count);
     const std::int64_t chunk_bytes = ShapeSize(step.write_chunks) * rechunk.dtype().itemsize();

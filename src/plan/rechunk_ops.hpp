@@ -18,10 +18,12 @@
 
 namespace tessera {
 
-// Makes the intermediate written by copy `copy` (1-based) of a rechunk: `chunks`, its
-// first `blocks_in_memory` blocks in RAM (all of them: the memory tier; none: disk).
-using IntermediateFactory = std::function<std::shared_ptr<OpOutput>(
-    int copy, const Shape& chunks, Index blocks_in_memory, Index num_blocks)>;
+// Makes the intermediate written by copy `copy` (1-based) of a rechunk: written in
+// `chunks`, its first `blocks_in_memory` blocks kept in RAM (all of them: the memory
+// tier), the others stored on disk in `disk_chunks` (which tile `chunks`).
+using IntermediateFactory =
+    std::function<std::shared_ptr<OpOutput>(int copy, const Shape& chunks, const Shape& disk_chunks,
+                                            Index blocks_in_memory, Index num_blocks)>;
 
 struct RechunkInput {
   std::shared_ptr<const StoredArray> array;  // the rechunk's input, as stored
