@@ -1,5 +1,7 @@
 #include "rechunk_description.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "tessera/core/byte_size.hpp"
@@ -64,33 +66,64 @@ std::string DescribeRechunk(const std::vector<OpInfo>& infos,
   }
   std::int64_t reads = 0;
   std::int64_t writes = 0;
-  std::int64_t bytes_read = 0;
+  std::int64_t bytes_decoded = 0;
   for (std::size_t i = first; i <= last; ++i) {
     const OpInfo& info = infos[i];
-    std::string input = i == first
-                            ? (sources[i].empty() ? std::string("its input") : sources[i].front())
-                            : "that intermediate";
+    // The share of this copy's input held in RAM (read by copying, no I/O).
+    double input_in_ram = 0;
+    if (i > first) {
+      const OpInfo& previous = infos[i - 1];
+      input_in_ram =
+          previous.tier == Tier::kMemory
+              ? 1.0
+              : static_cast<double>(previous.bytes_in_memory) /
+                    static_cast<double>(std::max<std::int64_t>(previous.bytes_written, 1));
+    }
+    const std::string input =
+        i == first ? (sources[i].empty() ? std::string("its input") : sources[i].front())
+                   : "that intermediate";
     const double per_task = info.num_tasks > 0 ? static_cast<double>(info.chunk_reads) /
                                                      static_cast<double>(info.num_tasks)
                                                : 0;
     std::ostringstream average;
     average.precision(per_task < 10 ? 2 : 3);
     average << per_task;
+    const auto stored_reads = static_cast<std::int64_t>(
+        std::llround(static_cast<double>(info.chunk_reads) * (1 - input_in_ram)));
+    const auto decoded = static_cast<std::int64_t>(
+        std::llround(static_cast<double>(info.bytes_read) * (1 - input_in_ram)));
+    const double output_in_ram =
+        info.tier == Tier::kMemory
+            ? 1.0
+            : static_cast<double>(info.bytes_in_memory) /
+                  static_cast<double>(std::max<std::int64_t>(info.bytes_written, 1));
+    const auto stored_writes = static_cast<std::int64_t>(
+        std::llround(static_cast<double>(info.chunk_writes) * (1 - output_in_ram)));
     out << "  " << info.stage << ". " << info.name << " reads " << input << " (chunks "
         << ShapeToString(info.input_chunks) << ") in regions of " << ShapeToString(info.task_shape)
-        << ", " << average.str() << " chunks per task on average,\n"
+        << ", " << average.str() << (per_task == 1 ? " chunk" : " chunks")
+        << " per task on average,\n"
         << "     and writes " << Destination(info) << ".\n"
         << "     " << Grouped(info.num_tasks) << (info.num_tasks == 1 ? " task" : " tasks")
-        << " of at most " << format_bytes(info.projected_mem) << " each; "
-        << Grouped(info.chunk_reads) << " chunk reads (" << format_bytes(info.bytes_read)
-        << " decoded), " << Grouped(info.chunk_writes) << " chunk writes ("
-        << format_bytes(info.bytes_written) << ").\n";
-    reads += info.chunk_reads;
-    writes += info.chunk_writes;
-    bytes_read += info.bytes_read;
+        << " of at most " << format_bytes(info.projected_mem) << " each; ";
+    if (input_in_ram >= 1) {
+      out << "copies all it reads from RAM";
+    } else {
+      out << "reads " << Grouped(stored_reads) << " stored chunks (" << format_bytes(decoded)
+          << " decoded)" << (input_in_ram > 0 ? " and copies the rest from RAM" : "");
+    }
+    if (output_in_ram >= 1) {
+      out << ", keeps all it writes in RAM.\n";
+    } else {
+      out << ", writes " << Grouped(stored_writes) << " chunks"
+          << (output_in_ram > 0 ? " and keeps the rest in RAM" : "") << ".\n";
+    }
+    reads += stored_reads;
+    writes += stored_writes;
+    bytes_decoded += decoded;
   }
   out << "  In all: " << Grouped(reads + writes) << " I/O operations (" << Grouped(reads)
-      << " chunk reads, " << Grouped(writes) << " chunk writes); " << format_bytes(bytes_read)
+      << " chunk reads, " << Grouped(writes) << " chunk writes); " << format_bytes(bytes_decoded)
       << " decoded for " << format_bytes(nbytes) << " of data.\n";
   return out.str();
 }

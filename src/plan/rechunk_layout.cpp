@@ -51,25 +51,38 @@ bool OutputAllInMemory(const CopyStep& step) {
   return !step.writes_target && step.num_blocks > 0 && step.blocks_in_memory >= step.num_blocks;
 }
 
-// The task region of `step` grown from its write chunks, dimension by dimension from the
-// last (C order keeps regions contiguous), up to `limits`, while the model fits `budget`.
-// nullopt when one write chunk per task does not fit.
-// The region grows in multiples of `unit` (the write chunks unless given); with
-// `task_is_chunk` the output's chunks grow with it (one chunk per task).
+// How far a task region may grow.
+struct Growth {
+  Shape limits;                // per dimension, at most this (rounded up to the unit)
+  std::int64_t budget = 0;     // the model's bytes per task
+  Index min_tasks = 1;         // keep at least this many tasks (when there were as many)
+  std::optional<Shape> unit;   // grown in multiples of this; default: the write chunks
+  bool task_is_chunk = false;  // the output's chunks grow with the task
+};
+
+Index TaskCount(const Shape& shape, const Shape& task) {
+  Index count = 1;
+  for (std::size_t d = 0; d < shape.size(); ++d) count *= (shape[d] + task[d] - 1) / task[d];
+  return count;
+}
+
+// The task region of `step` grown from its unit, dimension by dimension from the last
+// (C order keeps regions contiguous), while the model fits and enough tasks remain to
+// keep every worker busy. nullopt when one unit per task does not fit.
 std::optional<Shape> GrowTask(const Shape& shape, std::int64_t itemsize, CopyStep step,
-                              const Shape& limits, std::int64_t budget,
-                              std::optional<Shape> given_unit = std::nullopt,
-                              bool task_is_chunk = false) {
-  const Shape unit = given_unit.value_or(step.write_chunks);
+                              const Growth& growth) {
+  const Shape unit = growth.unit.value_or(step.write_chunks);
   step.task_shape = unit;
+  const Index min_tasks = std::min(growth.min_tasks, TaskCount(shape, unit));
   auto fits = [&] {
-    if (task_is_chunk) step.write_chunks = step.task_shape;
-    return ModelTaskBytes(shape, itemsize, step) <= budget;
+    if (growth.task_is_chunk) step.write_chunks = step.task_shape;
+    return TaskCount(shape, step.task_shape) >= min_tasks &&
+           ModelTaskBytes(shape, itemsize, step) <= growth.budget;
   };
   if (!fits()) return std::nullopt;
   for (std::size_t d = shape.size(); d-- > 0;) {
     const Index chunk = unit[d];
-    const Index limit = std::min(limits[d], std::max<Index>(shape[d], 1));
+    const Index limit = std::min(growth.limits[d], std::max<Index>(shape[d], 1));
     const Index most = std::max<Index>(1, (limit + chunk - 1) / chunk);
     Index low = 1;
     Index high = most;
@@ -85,8 +98,13 @@ std::optional<Shape> GrowTask(const Shape& shape, std::int64_t itemsize, CopySte
     step.task_shape[d] = std::min(low * chunk, std::max<Index>(shape[d], 1));
     if (low < most) break;  // this dimension is not whole: growing earlier ones would stride
   }
+  if (growth.task_is_chunk) step.write_chunks = step.task_shape;
   return step.task_shape;
 }
+
+// Tasks a copy should keep so that every worker has some to run, and a late one is a
+// small part of the whole.
+Index MinTasks(const RechunkProblem& problem) { return 4 * std::max(problem.workers, 1); }
 
 // Limits that stop a task region once it covers one input chunk along each dimension
 // (larger regions read no chunk fewer times, and leave fewer tasks to run in parallel).
@@ -159,7 +177,8 @@ std::optional<RechunkLayout> LayoutThrough(const RechunkProblem& problem,
     step.task_shape = step.write_chunks;
     if (grow) {
       const std::optional<Shape> task = GrowTask(problem.shape, problem.itemsize, step,
-                                                 CoverInputChunk(step), problem.task_budget);
+                                                 Growth{CoverInputChunk(step), problem.task_budget,
+                                                        MinTasks(problem), std::nullopt, false});
       if (!task) return std::nullopt;
       step.task_shape = *task;
     } else if (ModelTaskBytes(problem.shape, problem.itemsize, step) > problem.task_budget) {
@@ -209,8 +228,8 @@ Shape ReadChunks(const RechunkProblem& problem, const Shape& source, const Shape
     limits[d] = std::max(source[d], RoundUp(target[d], source[d]));
   }
   // Grown in units of the source chunk, which a region reads whole.
-  return GrowTask(problem.shape, problem.itemsize, step, limits, problem.task_budget, source,
-                  keep_in_memory)
+  return GrowTask(problem.shape, problem.itemsize, step,
+                  Growth{limits, problem.task_budget, MinTasks(problem), source, keep_in_memory})
       .value_or(source);
 }
 
@@ -297,12 +316,13 @@ std::optional<RechunkLayout> PlanRechunkLayout(const RechunkProblem& problem) {
   };
   consider({source, target}, "direct");
   if (ShapeSize(problem.shape) > 0) {
-    // Source chunks read whole into RAM, the target cut from there; when RAM holds only
-    // part, the rest goes to disk in the same chunks (read back in part: worth it only
-    // when little is on disk, which the cost decides).
-    const Shape write = ReadChunks(RechunkProblem{problem.shape, problem.itemsize, target, source,
-                                                  true, problem.task_budget, 0},
-                                   target, source, false);
+    // Target chunks grown toward the source: the regions the last copy writes.
+    RechunkProblem reversed = on_disk;
+    std::swap(reversed.source_chunks, reversed.target_chunks);
+    reversed.source_decodes = true;
+    const Shape write = ReadChunks(reversed, target, source, /*keep_in_memory=*/false);
+    // Source chunks read whole into RAM, the target cut from there; what RAM cannot hold
+    // goes to disk in chunks that tile the read chunks and line up with `write`.
     if (problem.memory_budget > 0) {
       const Shape read = ReadChunks(problem, source, target, /*keep_in_memory=*/true);
       Shape tiles(read.size());

@@ -36,6 +36,8 @@ struct RechunkProblem {
   bool source_decodes = true;      // false: the source is held decoded in RAM
   std::int64_t task_budget = 0;    // bytes one task may hold (allowed_mem - reserved_mem)
   std::int64_t memory_budget = 0;  // bytes of intermediates RAM may hold
+  int workers = 1;                 // tasks that run at once: regions stop growing while
+                                   // fewer than 4 per worker would remain
 };
 
 // One copy of a layout.
