@@ -27,6 +27,8 @@ std::vector<NDArray> Run(FinalizedPlan& plan, std::size_t results, const Compute
 FinalizedPlan PlanToZarr(const Array& array, ZarrTarget target, const ToZarrOptions& options) {
   target.compressor = options.compressor;
   target.dimension_names = options.dimension_names;
+  target.fill_value = options.fill_value;
+  target.attributes_json = options.attributes_json;
   target.resume = options.resume;
   target.overwrite = options.overwrite;
   if (!target.dimension_names.empty() &&

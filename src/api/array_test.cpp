@@ -124,6 +124,37 @@ TEST(ArrayTest, ToZarrWritesAtomicallyAndZarrReadsItBack) {
   EXPECT_EQ(ZarrArray::Open(DirectoryStore::Open(path)).Read().data<double>()[3], 7.0);
 }
 
+// A fill_value of 0 would make xarray read every real zero as missing: floats get NaN,
+// other dtypes null, unless the caller says otherwise; attributes go to .zattrs, and bad
+// ones are refused before anything is written.
+TEST(ArrayTest, ToZarrFillValueAndAttributes) {
+  testing::TempDir dir("to_zarr_fill");
+  const Spec spec = SpecWith(1 << 20);
+  const auto floats = (dir.path() / "f.zarr").string();
+  const auto ints = (dir.path() / "i.zarr").string();
+  const auto given = (dir.path() / "g.zarr").string();
+  const Array x = arange(0, 10, 1, float32, 4, spec);
+  x.to_zarr(floats);
+  x.astype(int16).to_zarr(ints);
+  ToZarrOptions options;
+  options.fill_value = FillValue{std::int64_t{-1}};
+  options.attributes_json = R"({"units": "K"})";
+  x.astype(int16).to_zarr(given, options);
+  const FillValue float_fill = ZarrArray::Open(DirectoryStore::Open(floats)).metadata().fill_value;
+  ASSERT_TRUE(std::holds_alternative<double>(float_fill));
+  EXPECT_TRUE(std::isnan(std::get<double>(float_fill)));
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(
+      ZarrArray::Open(DirectoryStore::Open(ints)).metadata().fill_value));
+  const ZarrArray with_options = ZarrArray::Open(DirectoryStore::Open(given));
+  EXPECT_EQ(with_options.metadata().fill_value, FillValue{std::int64_t{-1}});
+  EXPECT_NE(with_options.attributes().other_json.find("\"units\""), std::string::npos);
+  options.attributes_json = "[1, 2]";
+  const auto refused = (dir.path() / "refused.zarr").string();
+  EXPECT_THROW(x.to_zarr(refused, options), InvalidArgument);
+  EXPECT_FALSE(std::filesystem::exists(refused + ".partial"));
+  EXPECT_FALSE(std::filesystem::exists(refused));
+}
+
 TEST(ArrayTest, ToZarrNeverReplacesSomethingElse) {
   testing::TempDir dir("guard");
   const Spec spec = SpecWith(1 << 20);

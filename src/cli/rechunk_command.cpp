@@ -378,6 +378,9 @@ void RechunkCommand::Run(std::ostream& out) const {
   ToZarrOptions options;
   options.compressor = TargetCodec(codec_, source.array);
   options.dimension_names = source.array.attributes().dimension_names;
+  // The same values mean the same to readers: xarray masks the fill value.
+  options.fill_value = source.array.metadata().fill_value;
+  options.attributes_json = source.array.attributes().other_json;
   options.overwrite = overwrite_;
   options.resume = resume_;
   options.compute.plan.intermediate_tier = IntermediateTier(intermediate_);

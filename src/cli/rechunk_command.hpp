@@ -18,8 +18,9 @@
 // Errors (tessera::Error, exit 1): InvalidArgument for bad --chunks/sizes/--codec, an
 // existing OUT without --overwrite, OUT equal to, inside or containing IN;
 // StorageError/FormatError for a missing or non-Zarr IN; MemoryBudgetError for a plan
-// that does not fit. An unknown --executor or --intermediate value is a usage error
-// (CLI11, exit 2). Nothing is written when Run throws before running.
+// that does not fit. An unknown --executor or --intermediate value, a negative --workers
+// and a missing --chunks or --allowed-mem are usage errors (CLI11, exit 2). Nothing is
+// written when Run throws before running.
 #pragma once
 
 #include <ostream>

@@ -1,5 +1,6 @@
 #include "op_output.hpp"
 
+#include <limits>
 #include <utility>
 
 #include "region_copy.hpp"
@@ -386,9 +387,11 @@ void CheckReplaceable(const std::filesystem::path& directory, bool overwrite) {
 class ZarrTargetOutput : public ZarrOutput {
  public:
   ZarrTargetOutput(ZarrMetadata metadata, ZarrTarget target)
-      : ZarrOutput(std::move(metadata), ZarrAttributes{target.dimension_names, "{}"}),
+      : ZarrOutput(std::move(metadata),
+                   ZarrAttributes{target.dimension_names, target.attributes_json}),
         target_(std::move(target)) {
     holds_values_ = target_.store != nullptr && target_.store->HoldsValuesInMemory();
+    ZarrAttributesToJson(attributes_);  // InvalidArgument now, not after the work
     if (target_.store == nullptr) CheckReplaceable(target_.directory, target_.overwrite);
   }
 
@@ -503,6 +506,13 @@ std::shared_ptr<OpOutput> MakeZarrTargetOutput(Shape shape, Shape chunks, DType 
                                                ZarrTarget target) {
   ZarrMetadata metadata = PlainMetadata(std::move(shape), std::move(chunks), dtype);
   metadata.compressor = target.compressor;
+  if (target.fill_value) {
+    metadata.fill_value = *target.fill_value;
+  } else if (dtype.kind() == DTypeKind::kFloat) {
+    metadata.fill_value = std::numeric_limits<double>::quiet_NaN();
+  } else {
+    metadata.fill_value = std::monostate{};
+  }
   return std::make_shared<ZarrTargetOutput>(std::move(metadata), std::move(target));
 }
 

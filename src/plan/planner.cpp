@@ -1,6 +1,7 @@
 // Finalize: prune, fuse, choose tiers, project, check. See finalized_plan.hpp.
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -403,7 +404,9 @@ class PlanBuilder {
     const std::int64_t memory_budget =
         options_.intermediate_tier == Tier::kNone
             ? std::max<std::int64_t>(IntermediateBudget() - in_memory, 0)
-            : (options_.intermediate_tier == Tier::kMemory ? node.nbytes() : 0);
+            : (options_.intermediate_tier == Tier::kMemory
+                   ? std::numeric_limits<std::int64_t>::max() / 4
+                   : 0);
     RechunkOps ops = BuildRechunkOps(node, reader, outputs_.at(&node), memory_budget, spec_,
                                      RechunkIntermediates(node));
     if (options_.intermediate_tier == Tier::kNone) in_memory += ops.peak_memory_in_ram;

@@ -11,8 +11,10 @@ namespace {
 constexpr double kChunkOpCost = 64.0 * 1024;  // one chunk read or written (open, syscalls)
 constexpr double kCopyCost = 0.25;            // one byte copied in RAM
 constexpr int kMaxStages = 6;
-// Codec framing and headers on top of a chunk's raw bytes, in the model.
-constexpr std::int64_t kCodecSlack = 64 * 1024;
+// Codec framing on top of a chunk's raw bytes, in the model: the codecs' worst-case
+// bounds (blosc n + 16, lz4 n + n/255 + 16, zstd n + n/256 + 64, zlib ~ n + n/1000 + 13)
+// are all within this.
+std::int64_t CodecSlack(std::int64_t bytes) { return bytes / 128 + 256; }
 
 std::int64_t Bytes(const Shape& shape, std::int64_t itemsize) {
   return ShapeSize(shape) * itemsize;
@@ -284,12 +286,12 @@ std::int64_t ModelTaskBytes(const Shape& shape, std::int64_t itemsize, const Cop
       Bytes(ClampToShape(step.disk_chunks.empty() ? step.write_chunks : step.disk_chunks, shape),
             itemsize);
   std::int64_t bytes = region;
-  if (step.reads_decode) bytes += 2 * read_chunk + kCodecSlack;  // decoded + stored copy
+  if (step.reads_decode) bytes += 2 * read_chunk + CodecSlack(read_chunk);  // decoded + stored
   const bool one_block = step.task_shape == step.write_chunks;
   if (OutputAllInMemory(step)) {
     if (!one_block) bytes += region;  // each block copied out and kept
   } else {
-    bytes += 2 * write_chunk + kCodecSlack;  // gathered + encoded copy
+    bytes += 2 * write_chunk + CodecSlack(write_chunk);  // gathered + encoded copy
     if (step.blocks_in_memory > 0 && !one_block) bytes += region;
   }
   return bytes;

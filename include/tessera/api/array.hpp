@@ -39,8 +39,11 @@ struct ComputeOptions {
 struct ToZarrOptions {
   std::optional<CodecConfig> compressor = ParseCodecSpec("blosc-lz4");  // nullopt: raw
   std::vector<std::string> dimension_names;  // xarray's _ARRAY_DIMENSIONS
-  bool resume = false;    // keep chunks an interrupted run of the same array wrote
-  bool overwrite = true;  // replace an existing array at the target
+  // .zarray fill_value; nullopt: NaN for floating dtypes, null otherwise.
+  std::optional<FillValue> fill_value;
+  std::string attributes_json = "{}";  // other .zattrs entries (units, ...): a JSON object
+  bool resume = false;                 // keep chunks an interrupted run of the same array wrote
+  bool overwrite = true;               // replace an existing array at the target
   ComputeOptions compute;
 };
 

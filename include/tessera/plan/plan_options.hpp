@@ -12,6 +12,7 @@
 #include "tessera/plan/executable_op.hpp"
 #include "tessera/storage/codec.hpp"
 #include "tessera/storage/store.hpp"
+#include "tessera/storage/zarr_metadata.hpp"
 
 namespace tessera {
 
@@ -39,6 +40,10 @@ struct ZarrTarget {
   std::filesystem::path directory;  // ...or, when store is null, this directory
   std::optional<CodecConfig> compressor = ParseCodecSpec("blosc-lz4");
   std::vector<std::string> dimension_names;
+  // The .zarray fill_value; nullopt: NaN for floating dtypes, null for others (a 0 would
+  // make xarray read every real zero as missing).
+  std::optional<FillValue> fill_value;
+  std::string attributes_json = "{}";  // other .zattrs entries: a JSON object
   // Keep the chunks a previous, interrupted run of the same array wrote; their tasks
   // are skipped.
   bool resume = false;

@@ -58,7 +58,9 @@ struct ZarrMetadata {
   // Bytes of one full (unclipped) decoded chunk.
   std::int64_t chunk_nbytes() const;
 
-  friend bool operator==(const ZarrMetadata&, const ZarrMetadata&) = default;
+  // Field by field; fill values as they are written, so a NaN fill equals a NaN fill
+  // (and 0.0 does not equal -0.0).
+  friend bool operator==(const ZarrMetadata& a, const ZarrMetadata& b);
 };
 
 // Parses and validates a .zarray document; `where` names it in errors.

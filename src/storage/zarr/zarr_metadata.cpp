@@ -2,6 +2,8 @@
 // and writing in zarr-python's layout.
 #include "tessera/storage/zarr_metadata.hpp"
 
+#include <bit>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -176,6 +178,25 @@ std::string ZarrMetadataToJson(const ZarrMetadata& metadata) {
   document["dimension_separator"] = std::string(1, metadata.dimension_separator);
   // nlohmann's objects keep keys sorted, as zarr-python's json.dumps(sort_keys=True).
   return zarr_detail::DumpOrThrow(document, ".zarray");
+}
+
+namespace {
+
+bool SameFill(const FillValue& a, const FillValue& b) {
+  const double* x = std::get_if<double>(&a);
+  const double* y = std::get_if<double>(&b);
+  if (x == nullptr || y == nullptr) return a == b;
+  return (std::isnan(*x) && std::isnan(*y)) ||
+         std::bit_cast<std::uint64_t>(*x) == std::bit_cast<std::uint64_t>(*y);
+}
+
+}  // namespace
+
+bool operator==(const ZarrMetadata& a, const ZarrMetadata& b) {
+  return a.shape == b.shape && a.chunks == b.chunks && a.dtype == b.dtype &&
+         a.byte_order == b.byte_order && a.order == b.order &&
+         SameFill(a.fill_value, b.fill_value) && a.compressor == b.compressor &&
+         a.filters == b.filters && a.dimension_separator == b.dimension_separator;
 }
 
 }  // namespace tessera

@@ -893,3 +893,30 @@ TEST(ZarrMetadataTest, ChunkNbytes) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// Resuming compares the metadata an interrupted run wrote with the new one: a NaN fill
+// must equal itself, and fill values that are written differently must not be equal.
+TEST(ZarrMetadataEqualityTest, ComparesFillValuesAsWritten) {
+  ZarrMetadata a;
+  a.shape = {4};
+  a.chunks = {2};
+  a.fill_value = std::numeric_limits<double>::quiet_NaN();
+  ZarrMetadata b = a;
+  EXPECT_EQ(a, b);
+  b.fill_value = 0.0;
+  EXPECT_NE(a, b);
+  a.fill_value = -0.0;
+  EXPECT_NE(a, b);
+  a.fill_value = std::monostate{};
+  EXPECT_NE(a, b);
+  b.fill_value = std::monostate{};
+  EXPECT_EQ(a, b);
+  b.chunks = {3};
+  EXPECT_NE(a, b);
+}
+
+}  // namespace
+}  // namespace tessera

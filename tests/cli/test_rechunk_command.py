@@ -1,0 +1,385 @@
+"""`tessera rechunk IN OUT --chunks ... --allowed-mem ...`: every result is checked against
+zarr-python reading the target and numpy holding the source's values; --plan runs
+nothing and writes nothing; refusals name what is wrong and leave nothing behind.
+"""
+import shlex
+import subprocess
+import sys
+
+import numcodecs
+import numpy as np
+import pytest
+import xarray as xr
+import zarr
+
+
+def run(tessera_bin, *args):
+    return subprocess.run([tessera_bin, *map(str, args)], capture_output=True, text=True,
+                          timeout=60)
+
+
+def write_source(path, values, chunks, compressor, dims=None):
+    """A Zarr array at `path` holding `values` (written by zarr-python)."""
+    array = zarr.open_array(str(path), mode="w", shape=values.shape, chunks=chunks,
+                            dtype=values.dtype, compressor=compressor)
+    array[...] = values
+    if dims:
+        array.attrs["_ARRAY_DIMENSIONS"] = list(dims)
+    return path
+
+
+def partial(out):
+    return out.with_name(out.name + ".partial")
+
+
+def leftovers(out):
+    """What a run that failed or ran nothing must not leave: OUT and OUT.partial."""
+    return [p for p in (out, partial(out)) if p.exists()]
+
+
+BLOSC = numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE)
+RNG = np.random.default_rng(7)
+
+
+@pytest.fixture
+def series(tmp_path):
+    """float32 (96, 23, 19), a whole time series per chunk (96, 4, 5), ragged in lat and lon;
+    blosc lz4; dimension names. Its values are (mostly) distinct, so any misplaced
+    element shows."""
+    values = (RNG.standard_normal((96, 23, 19)) * 10 + 280).astype(np.float32)
+    return write_source(tmp_path / "series.zarr", values, (96, 4, 5), BLOSC,
+                        dims=("time", "lat", "lon")), values
+
+
+# (shape, dtype, source chunks, --chunks, expected target chunks, source compressor,
+#  --intermediate, --allowed-mem)
+CASES = [
+    ((203, 151), "<f8", (203, 4), "5,-1", (5, 151), BLOSC, "auto", "100kB"),
+    ((203, 151), "<i4", (7, 151), "-1,6", (203, 6), None, "memory", "60kB"),
+    ((203, 151), ">f8", (203, 4), "9,10", (9, 10), BLOSC, "disk", "60kB"),
+    ((40, 13, 17), "<f4", (40, 3, 4), "6,13,17", (6, 13, 17), None, "auto", "40kB"),
+    ((40, 13, 17), "<u2", (3, 13, 17), "40,2,-1", (40, 2, 17), BLOSC, "disk", "30kB"),
+    ((40, 13, 17), "<f4", (40, 3, 4), "7,5,6", (7, 5, 6), numcodecs.Zstd(level=1), "memory",
+     "30kB"),
+]
+
+
+@pytest.mark.parametrize("shape,dtype,source_chunks,chunks,expected,compressor,tier,mem", CASES,
+                         ids=[f"{len(c[0])}d-{c[1]}-{c[6]}-{c[3]}" for c in CASES])
+def test_rechunk_equals_source(tessera_bin, tmp_path, shape, dtype, source_chunks, chunks,
+                               expected, compressor, tier, mem):
+    values = (RNG.random(shape) * 60000).astype(dtype)  # fits every dtype of CASES
+    source = write_source(tmp_path / "in.zarr", values, source_chunks, compressor)
+    out = tmp_path / "out.zarr"
+    work = tmp_path / "work"
+    work.mkdir()
+
+    args = [source, out, "--chunks", chunks, "--allowed-mem", mem, "--intermediate", tier,
+            "--work-dir", work, "--workers", 2]
+    if tier != "auto":  # an intermediate, when the plan has one, is in that tier
+        plan = run(tessera_bin, "rechunk", *args, "--plan")
+        if "with no intermediate" not in plan.stdout:
+            assert {"memory": "in RAM", "disk": "on local disk"}[tier] in plan.stdout, plan.stdout
+    result = run(tessera_bin, "rechunk", *args)
+    assert result.returncode == 0, result.stderr
+
+    target = zarr.open_array(str(out), mode="r")
+    assert target.chunks == expected
+    assert target.shape == shape
+    assert target.dtype.str[1:] == values.dtype.str[1:]  # same type (byte order may differ)
+    assert target.compressor == compressor  # the source's codec by default
+    np.testing.assert_array_equal(target[...], values)
+    assert not partial(out).exists()
+    assert list(work.iterdir()) == []  # intermediates are removed
+
+
+@pytest.fixture
+def strips(tmp_path):
+    """float64 (203, 151) in column strips (203, 4), blosc lz4: into (9, 10) chunks under
+    60 kB the plan needs an intermediate."""
+    values = RNG.standard_normal((203, 151))
+    return write_source(tmp_path / "strips.zarr", values, (203, 4), BLOSC, dims=("y", "x"))
+
+
+def test_plan_prints_stages_and_writes_nothing(tessera_bin, tmp_path, strips):
+    out = tmp_path / "tiles.zarr"
+    work = tmp_path / "work"
+    work.mkdir()
+    result = run(tessera_bin, "rechunk", strips, out, "--chunks", "9,10", "--allowed-mem",
+                 "60kB", "--work-dir", work, "--plan")
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert f"Source {strips}" in text
+    assert "(203, 151) (y, x)" in text
+    assert "float64" in text and "(203, 4)" in text
+    assert f"Target {out}" in text
+    assert "(9, 10)" in text
+    assert "(the source's)" in text
+    assert "allowed_mem    60.0 kB" in text
+    assert f"work_dir       {work}" in text
+    assert "in 2 stages" in text  # the planner's explanation, stage by stage
+    assert "  1. " in text and "  2. " in text
+    assert "Nothing was run (--plan)" in text
+    assert not leftovers(out)
+    assert list(work.iterdir()) == []
+
+
+# (Into (9, 10) a disk intermediate would cost more than reading some strips twice, so
+# forced to disk that plan has none; into rows every strip would be read by every task.)
+@pytest.mark.parametrize("tier,where,chunks", [("memory", "in RAM", "9,10"),
+                                               ("disk", "on local disk", "2,151")])
+def test_plan_shows_the_forced_intermediate_tier(tessera_bin, tmp_path, strips, tier, where,
+                                                 chunks):
+    result = run(tessera_bin, "rechunk", strips, tmp_path / "out.zarr", "--chunks", chunks,
+                 "--allowed-mem", "60kB", "--intermediate", tier, "--plan")
+    assert result.returncode == 0, result.stderr
+    assert f"intermediates  {tier}" in result.stdout
+    assert "writes an intermediate in chunks" in result.stdout and where in result.stdout
+
+
+def test_report_and_xarray_in_a_group(tessera_bin, tmp_path):
+    """IN is a variable of a group; OUT another variable of it: the report shows memory per
+    op, and xarray opens the target with its dimension names and the source's values. The
+    group's name has quotes and a dollar sign: the printed commands must still work."""
+    group_path = tmp_path / "it's \"$HOME\" t2m.zarr"
+    values = (RNG.standard_normal((48, 9, 11)) * 5 + 280).astype(np.float32)
+    xr.Dataset({"t2m": (("time", "lat", "lon"), values)}).to_zarr(
+        str(group_path), mode="w", consolidated=False,
+        encoding={"t2m": {"chunks": (48, 2, 3), "compressor": BLOSC}})
+    out = group_path / "t2m_by_time"
+
+    result = run(tessera_bin, "rechunk", group_path / "t2m", out, "--chunks", "5,-1,-1",
+                 "--allowed-mem", "50kB", "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # --quiet: no progress
+    text = result.stdout
+    assert "projected/task" in text and "measured max" in text
+    assert "process peak RSS" in text
+    assert f"Wrote {out} (shape (48, 9, 11), chunks (5, 9, 11)" in text
+
+    dataset = xr.open_zarr(str(group_path), consolidated=False)
+    assert dataset["t2m_by_time"].dims == ("time", "lat", "lon")
+    np.testing.assert_array_equal(dataset["t2m_by_time"].values, values)
+    assert zarr.open_array(str(out), mode="r").chunks == (5, 9, 11)
+
+    # The printed ways to open it work as printed, in a shell.
+    commands = [line.strip() for line in text.splitlines()
+                if line.strip().startswith("python3 -c")]
+    assert len(commands) == 2 and "zarr.open(" in commands[0] and "xr.open_zarr(" in commands[1]
+    for command in commands:
+        command = shlex.quote(sys.executable) + command.removeprefix("python3")
+        opened = subprocess.run(["bash", "-c", command], capture_output=True, text=True,
+                                timeout=60)
+        assert opened.returncode == 0, opened.stderr
+        assert "t2m_by_time" in opened.stdout or "(48, 9, 11)" in opened.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == [group_path.name]  # nothing created
+
+
+def test_bare_array_report_says_how_to_open_it(tessera_bin, tmp_path, series):
+    source, values = series
+    out = tmp_path / "bare.zarr"
+    result = run(tessera_bin, "rechunk", source, out, "--chunks", "96,10,10",
+                 "--allowed-mem", "200kB", "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "zarr.open(" in result.stdout
+    assert "xr.open_zarr(" not in result.stdout.replace("to open the result with xr.open_zarr", "")
+    target = zarr.open_array(str(out), mode="r")
+    assert target.attrs["_ARRAY_DIMENSIONS"] == ["time", "lat", "lon"]
+    np.testing.assert_array_equal(target[...], values)
+
+
+@pytest.mark.parametrize("codec,expected", [
+    ("raw", None),
+    ("none", None),
+    ("zstd", numcodecs.Zstd(level=1)),
+    ("blosc-lz4", BLOSC),
+])
+def test_codec_option(tessera_bin, tmp_path, series, codec, expected):
+    source, values = series
+    out = tmp_path / "out.zarr"
+    result = run(tessera_bin, "rechunk", source, out, "--chunks", "10,-1,-1",
+                 "--allowed-mem", "200kB", "--codec", codec, "--quiet")
+    assert result.returncode == 0, result.stderr
+    target = zarr.open_array(str(out), mode="r")
+    assert target.compressor == expected
+    np.testing.assert_array_equal(target[...], values)
+
+
+def test_existing_out_needs_overwrite(tessera_bin, tmp_path, series):
+    source, values = series
+    out = tmp_path / "out.zarr"
+    write_source(out, np.zeros((4, 4), np.int8), (2, 2), None)
+    before = sorted(p.name for p in out.rglob("*"))
+
+    result = run(tessera_bin, "rechunk", source, out, "--chunks", "10,10,10",
+                 "--allowed-mem", "200kB")
+    assert result.returncode == 1
+    assert "already exists" in result.stderr and "--overwrite" in result.stderr
+    assert sorted(p.name for p in out.rglob("*")) == before  # untouched
+    assert not partial(out).exists()
+
+    result = run(tessera_bin, "rechunk", source, out, "--chunks", "10,10,10",
+                 "--allowed-mem", "200kB", "--overwrite", "--quiet")
+    assert result.returncode == 0, result.stderr
+    np.testing.assert_array_equal(zarr.open_array(str(out), mode="r")[...], values)
+
+
+@pytest.mark.parametrize("spelling", ["same", "slash", "dot"])
+def test_out_equal_to_in_is_refused(tessera_bin, series, spelling):
+    source, values = series
+    out = {"same": str(source), "slash": f"{source}/",
+           "dot": f"{source.parent}/./{source.name}"}[spelling]
+    result = run(tessera_bin, "rechunk", source, out, "--chunks", "10,10,10",
+                 "--allowed-mem", "200kB", "--overwrite")
+    assert result.returncode == 1
+    assert "OUT is IN" in result.stderr
+    np.testing.assert_array_equal(zarr.open_array(str(source), mode="r")[...], values)
+
+
+def test_out_inside_in_or_containing_it_is_refused(tessera_bin, tmp_path, series):
+    source, _ = series
+    result = run(tessera_bin, "rechunk", source, source / "x", "--chunks", "10,10,10",
+                 "--allowed-mem", "200kB")
+    assert result.returncode == 1 and "inside IN" in result.stderr
+    assert not (source / "x").exists()
+    result = run(tessera_bin, "rechunk", source, tmp_path, "--chunks", "10,10,10",
+                 "--allowed-mem", "200kB", "--overwrite")
+    assert result.returncode == 1 and "inside OUT" in result.stderr
+
+
+def test_budget_too_small(tessera_bin, tmp_path, series):
+    source, _ = series
+    out = tmp_path / "out.zarr"
+    result = run(tessera_bin, "rechunk", source, out, "--chunks", "96,10,10",
+                 "--allowed-mem", "1kB")
+    assert result.returncode == 1
+    assert result.stderr.startswith("tessera: error: Projected blockwise memory (")
+    assert "allowed_mem" in result.stderr
+    assert not leftovers(out)
+    # --plan refuses the same way.
+    result = run(tessera_bin, "rechunk", source, out, "--chunks", "96,10,10",
+                 "--allowed-mem", "1kB", "--plan")
+    assert result.returncode == 1
+    assert result.stderr.startswith("tessera: error: Projected blockwise memory (")
+    assert not leftovers(out)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--chunks", "10,10"], "gives 2 values but IN has 3 dimensions"),
+    (["--chunks", "10,10,10,10"], "gives 4 values"),
+    (["--chunks", "0,10,10"], "dimension 0 (time) must be >= 1"),
+    (["--chunks", "10,-2,10"], "dimension 1 (lat) must be >= 1"),
+    (["--chunks", "10,ten,10"], "\"ten\" is not a whole number"),
+    (["--chunks", ""], "is not a whole number"),
+    (["--chunks", "10,10,10", "--allowed-mem", "lots"], "--allowed-mem"),
+    (["--chunks", "10,10,10", "--allowed-mem", "0"], "--allowed-mem"),
+    (["--chunks", "10,10,10", "--reserved-mem=-5MB"], "--reserved-mem"),
+    (["--chunks", "10,10,10", "--reserved-mem", "300kB"], "must exceed --reserved-mem"),
+    (["--chunks", "10,10,10", "--total-mem", "100kB"], "--total-mem"),
+    (["--chunks", "10,10,10", "--codec", "snappy"], "--codec"),
+])
+def test_bad_values_are_clear_errors(tessera_bin, tmp_path, series, args, message):
+    source, _ = series
+    out = tmp_path / "out.zarr"
+    full = ["--allowed-mem", "200kB", *args] if "--allowed-mem" not in args else args
+    result = run(tessera_bin, "rechunk", source, out, *full)
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert result.stderr.startswith("tessera: error: ")
+    assert message in result.stderr
+    assert not leftovers(out)
+
+
+@pytest.mark.parametrize("args", [
+    ["--chunks", "10,10,10", "--allowed-mem", "200kB", "--intermediate", "ssd"],
+    ["--chunks", "10,10,10", "--allowed-mem", "200kB", "--executor", "mpi"],
+    ["--chunks", "10,10,10", "--allowed-mem", "200kB", "--workers=-1"],
+    ["--allowed-mem", "200kB", "--chunks"],
+    ["--allowed-mem", "200kB"],
+    ["--chunks", "10,10,10"],
+], ids=["intermediate", "executor", "workers", "chunks-without-value", "no-chunks",
+        "no-allowed-mem"])
+def test_usage_errors(tessera_bin, tmp_path, series, args):
+    source, _ = series
+    out = tmp_path / "out.zarr"
+    result = run(tessera_bin, "rechunk", source, out, *args)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "tessera rechunk" in result.stderr  # the usage text
+    assert not leftovers(out)
+
+
+def test_bad_sources(tessera_bin, tmp_path):
+    out = tmp_path / "out.zarr"
+    args = ["--chunks", "10", "--allowed-mem", "1MB"]
+    result = run(tessera_bin, "rechunk", tmp_path / "missing.zarr", out, *args)
+    assert result.returncode == 1 and "no such file or directory" in result.stderr
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    result = run(tessera_bin, "rechunk", plain, out, *args)
+    assert result.returncode == 1 and str(plain) in result.stderr
+
+    group = zarr.open_group(str(tmp_path / "g.zarr"), mode="w")
+    group.create_dataset("u10", shape=(4,), chunks=(2,), dtype="f4")
+    result = run(tessera_bin, "rechunk", tmp_path / "g.zarr", out, *args)
+    assert result.returncode == 1
+    assert "is a Zarr group" in result.stderr and "g.zarr/u10" in result.stderr
+    assert not leftovers(out)
+
+
+def test_sync_executor_and_resume_flag(tessera_bin, tmp_path, series):
+    source, values = series
+    out = tmp_path / "out.zarr"
+    result = run(tessera_bin, "rechunk", source, out, "--chunks", "12,-1,7",
+                 "--allowed-mem", "100kB", "--executor", "sync", "--workers", 1, "--resume",
+                 "--quiet")
+    assert result.returncode == 0, result.stderr
+    target = zarr.open_array(str(out), mode="r")
+    assert target.chunks == (12, 23, 7)
+    np.testing.assert_array_equal(target[...], values)
+
+
+def test_resume_keeps_what_an_interrupted_run_wrote(tessera_bin, tmp_path, series):
+    """An interrupted run leaves OUT.partial; --resume skips the chunks already there."""
+    source, values = series
+    out = tmp_path / "out.zarr"
+    args = [source, out, "--chunks", "10,-1,-1", "--allowed-mem", "200kB", "--quiet"]
+    assert run(tessera_bin, "rechunk", *args).returncode == 0
+    out.rename(partial(out))  # as if the run had stopped before moving OUT into place...
+    for chunk in ("3.0.0", "5.0.0"):  # ...with two of its ten chunks unwritten
+        (partial(out) / chunk).unlink()
+
+    result = run(tessera_bin, "rechunk", *args, "--resume")
+    assert result.returncode == 0, result.stderr
+    assert "10 (8 resumed)" in result.stdout
+    assert not partial(out).exists()
+    np.testing.assert_array_equal(zarr.open_array(str(out), mode="r")[...], values)
+
+
+def test_xarray_reads_zeros_as_zeros(tessera_bin, tmp_path):
+    """The target keeps the source's fill_value (NaN, as xarray wrote it) and its other
+    attributes: xarray masks in the target exactly what it masks in the source, so a real
+    zero stays a zero (a 0.0 fill_value would turn it into NaN)."""
+    group_path = tmp_path / "g.zarr"
+    values = np.arange(12, dtype=np.float32).reshape(3, 4)  # values[0, 0] == 0.0
+    dataset = xr.Dataset({"a": (("y", "x"), values, {"units": "K"})})
+    dataset.to_zarr(str(group_path), mode="w", consolidated=False,
+                    encoding={"a": {"chunks": (3, 1)}})
+    result = run(tessera_bin, "rechunk", group_path / "a", group_path / "b", "--chunks", "1,-1",
+                 "--allowed-mem", "1MB", "--quiet")
+    assert result.returncode == 0, result.stderr
+    source = zarr.open_array(str(group_path / "a"), mode="r")
+    target = zarr.open_array(str(group_path / "b"), mode="r")
+    assert np.isnan(source.fill_value) and np.isnan(target.fill_value)
+    assert target.attrs["units"] == "K"
+    dataset = xr.open_zarr(str(group_path), consolidated=False)
+    np.testing.assert_array_equal(dataset["b"].values, values)
+    assert dataset["b"].attrs["units"] == "K"
+
+
+def test_help(tessera_bin):
+    result = run(tessera_bin, "rechunk", "--help")
+    assert result.returncode == 0
+    for option in ("--chunks", "--allowed-mem", "--plan", "--intermediate", "--codec",
+                   "--overwrite"):
+        assert option in result.stdout
+    assert "rechunk" in run(tessera_bin, "--help").stdout
