@@ -156,7 +156,8 @@ TEST(RechunkTest, MatchesTheSourceForRandomLayouts) {
       compute.plan = options;
       ExecutionReport report;
       compute.report = &report;
-      for (const OpInfo& op : y.plan(options).ops()) ++tiers_seen[op.tier];
+      const FinalizedPlan plan = y.plan(options);
+      for (const OpInfo& op : plan.ops()) ++tiers_seen[op.tier];
       const NDArray result = y.compute(compute);
       EXPECT_EQ(y.chunks(), y.node()->chunks());
       ASSERT_EQ(result, values) << "allowed_mem " << allowed;

@@ -372,7 +372,6 @@ RechunkLayout SmallestTaskLayout(const RechunkProblem& problem) {
   chain.push_back(target);
   RechunkProblem unbounded = problem;
   unbounded.task_budget = std::numeric_limits<std::int64_t>::max();
-  unbounded.memory_budget = 0;
   return *LayoutThrough(unbounded, chain, /*grow=*/false, "smallest tasks");
 }
 

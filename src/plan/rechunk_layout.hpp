@@ -77,8 +77,9 @@ std::int64_t ModelTaskBytes(const Shape& shape, std::int64_t itemsize, const Cop
 // even one-chunk tasks fit.
 std::optional<RechunkLayout> PlanRechunkLayout(const RechunkProblem& problem);
 
-// The layout with the smallest tasks: through chunks min(source, target) on disk, one
-// output chunk per task. What the budget error names when nothing fits.
+// The layout with the smallest tasks: through chunks min(source, target) (in RAM as far
+// as memory_budget goes), one output chunk per task. What the budget error names when
+// nothing fits.
 RechunkLayout SmallestTaskLayout(const RechunkProblem& problem);
 
 }  // namespace tessera

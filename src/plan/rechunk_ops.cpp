@@ -107,12 +107,17 @@ RechunkOps BuildRechunkOps(const Node& rechunk, const RechunkInput& input,
     RechunkOps ops = MakeOps(rechunk, *layout, input, output, spec, make_intermediate);
     if (LargestProjection(ops) <= spec.allowed_mem) return ops;
   }
-  // The model found nothing: the smallest tasks, projected exactly, either fit after
-  // all or name the budget to ask for.
+  // The model found nothing: the smallest tasks (their intermediate in RAM when it may
+  // be, else on disk), projected exactly, either fit after all or name the budget.
   RechunkProblem on_disk = problem;
   on_disk.memory_budget = 0;
   RechunkOps smallest =
       MakeOps(rechunk, SmallestTaskLayout(on_disk), input, output, spec, make_intermediate);
+  if (problem.memory_budget > 0) {
+    RechunkOps in_ram =
+        MakeOps(rechunk, SmallestTaskLayout(problem), input, output, spec, make_intermediate);
+    if (LargestProjection(in_ram) < LargestProjection(smallest)) smallest = std::move(in_ram);
+  }
   std::size_t at = 0;
   const std::int64_t needed = LargestProjection(smallest, &at);
   if (needed <= spec.allowed_mem) return smallest;
