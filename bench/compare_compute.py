@@ -33,12 +33,13 @@ See bench/README.md.
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+
+from bench_util import format_size, stored_bytes, peak_rss_bytes, cpu_seconds
 
 ROWS = COLUMNS = 4000
 CHUNK_ELEMENTS = ROWS * COLUMNS
@@ -60,29 +61,6 @@ CODECS = {
 }
 
 
-def peak_rss_bytes():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
-
-
-def cpu_seconds():
-    """User + system CPU time of this process (all its threads) so far."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def format_size(num_bytes):
-    for unit, factor in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if num_bytes >= factor:
-            return f"{num_bytes / factor:.2f} {unit}"
-    return f"{num_bytes} B"
-
-
-def stored_bytes(path):
-    total = 0
-    for directory, _, files in os.walk(path):
-        total += sum(os.path.getsize(os.path.join(directory, name))
-                     for name in files if not name.startswith("."))
-    return total
 
 
 # ---- the pipelines, once for numpy and dask arrays alike -------------------------------

@@ -15,12 +15,13 @@ See bench/README.md.
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+
+from bench_util import format_size, peak_rss_bytes, stored_bytes
 
 PERIOD = 9973  # must match zarr_io_bench.cpp: element i holds (i % 9973) * 0.001
 STEP = 0.001
@@ -38,17 +39,6 @@ CODECS = {
     "none": ("none", lambda numcodecs: None),
 }
 
-
-def peak_rss_bytes():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
-
-
-def stored_bytes(path):
-    total = 0
-    for directory, _, files in os.walk(path):
-        total += sum(os.path.getsize(os.path.join(directory, name))
-                     for name in files if not name.startswith("."))
-    return total
 
 
 def make_data(shape):
@@ -154,12 +144,6 @@ def tessera_op(args, op, directory, codec):
         command.append("--verify")
     return run_json(command)
 
-
-def format_size(num_bytes):
-    for unit, factor in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if num_bytes >= factor:
-            return f"{num_bytes / factor:.1f} {unit}"
-    return f"{num_bytes} B"
 
 
 def find_bench():

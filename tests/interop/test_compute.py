@@ -270,15 +270,6 @@ def print_seed():
     print(f"{failure_header()} (set it to reproduce; TESSERA_TEST_CASES scales the cases)")
 
 
-@pytest.fixture(scope="session")
-def compute_tool():
-    path = os.environ.get("TESSERA_COMPUTE_TOOL")
-    if not path or not os.access(path, os.X_OK):
-        pytest.fail("TESSERA_COMPUTE_TOOL must name the built tessera_compute_tool "
-                    "(run through ctest)")
-    return path
-
-
 def run_jobs(tool, jobs):
     """One compute_tool process for all `jobs`; one result per job."""
     process = subprocess.run([tool, "batch"], input=json.dumps(jobs), capture_output=True,
