@@ -94,6 +94,12 @@ TEST(RechunkTest, ValidatesChunksAndSkipsNoOps) {
   ASSERT_EQ(plan.ops().size(), 1u);
   EXPECT_EQ(plan.ops().front().kind, "generate");
   EXPECT_EQ(r.rechunk({10, 100}).compute(), r.compute());
+  // Rechunking twice shuffles once, from the first input; back to its chunks, not at all.
+  const Array twice = x.rechunk({2, 20}).rechunk({10, 3});
+  ASSERT_EQ(twice.node()->kind(), NodeKind::kRechunk);
+  EXPECT_EQ(twice.node()->inputs().front(), x.node());
+  EXPECT_EQ(x.rechunk({2, 20}).rechunk({5, 20}).node(), x.node());
+  EXPECT_EQ(twice.compute(), x.compute());
 }
 
 // Random shapes (1-4 dimensions, empty and size-1 ones), chunkings, dtypes, sources,

@@ -166,6 +166,8 @@ NodePtr MakeRechunk(NodePtr x, Shape chunks) {
     chunks[d] = std::min(chunks[d], extent);
   }
   if (chunks == x->chunks()) return x;
+  // A rechunk of a rechunk reads the first one's input: one shuffle, not two.
+  if (x->kind() == NodeKind::kRechunk) return MakeRechunk(x->inputs().front(), std::move(chunks));
   if (IsGenerator(x->kind())) {
     // Values depend on the index only: the same generator on the new grid.
     return MakeNode(x->kind(), x->op(), x->shape(), std::move(chunks), x->dtype(), {}, x->detail());

@@ -137,7 +137,8 @@ NodePtr MakeMapBlocks(BlockFunction fn, std::vector<NodePtr> inputs, Shape shape
 // x with chunks `chunks` (one per dimension; -1 means the whole extent; a chunk larger
 // than its dimension is cut to it). Returns x when the chunks do not change; a
 // generator (ones, arange, random, ...) is re-chunked for free, its values being a
-// function of the index only. InvalidArgument for a wrong rank or a chunk < 1.
+// function of the index only; a rechunk of a rechunk rechunks the first one's input.
+// InvalidArgument for a wrong rank or a chunk < 1.
 NodePtr MakeRechunk(NodePtr x, Shape chunks);
 
 // How a broadcast node (kBroadcast) lines up with its input: input dimension `d` is
