@@ -29,6 +29,7 @@ FinalizedPlan PlanToZarr(const Array& array, ZarrTarget target, const ToZarrOpti
   target.dimension_names = options.dimension_names;
   target.fill_value = options.fill_value;
   target.attributes_json = options.attributes_json;
+  target.byte_order = options.byte_order;
   target.resume = options.resume;
   target.overwrite = options.overwrite;
   if (!target.dimension_names.empty() &&

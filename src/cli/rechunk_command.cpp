@@ -77,6 +77,7 @@ bool IsInside(const fs::path& inner, const fs::path& outer) {
 
 // Refuses an OUT that would overwrite, nest in or contain IN, or replace an existing
 // array without --overwrite — before anything is planned or written.
+// `overwrite`: an existing OUT may be replaced (for --plan, which writes nothing).
 void CheckTarget(const fs::path& in, const fs::path& out, bool overwrite) {
   const fs::path source = ResolvedPath(in);
   const fs::path target = ResolvedPath(out);
@@ -352,7 +353,9 @@ void RechunkCommand::Run(std::ostream& out) const {
   const Source source = OpenSource(in_path_);
   fs::path target = fs::path(out_path_).lexically_normal();
   if (!target.has_filename() && target.has_parent_path()) target = target.parent_path();
-  CheckTarget(source.directory, target, overwrite_);
+  CheckTarget(source.directory, target, overwrite_ || plan_only_);
+  std::error_code exists_error;
+  const bool replaces = fs::exists(target, exists_error);
 
   Spec spec;
   spec.allowed_mem = ParseSizeOption(allowed_mem_, "--allowed-mem");
@@ -381,7 +384,8 @@ void RechunkCommand::Run(std::ostream& out) const {
   // The same values mean the same to readers: xarray masks the fill value.
   options.fill_value = source.array.metadata().fill_value;
   options.attributes_json = source.array.attributes().other_json;
-  options.overwrite = overwrite_;
+  options.byte_order = source.array.metadata().byte_order;
+  options.overwrite = overwrite_ || plan_only_;  // --plan writes nothing
   options.resume = resume_;
   options.compute.plan.intermediate_tier = IntermediateTier(intermediate_);
   options.compute.execute.progress = quiet_ ? ProgressMode::kNever : ProgressMode::kAuto;
@@ -394,6 +398,10 @@ void RechunkCommand::Run(std::ostream& out) const {
     out << '\n' << plan.summary() << '\n';
     out << "Nothing was run (--plan): no chunk was read or written. Run the same command "
            "without --plan to rechunk.\n";
+    if (replaces && !overwrite_) {
+      out << "Note: " << target.string()
+          << " exists; the run will refuse to replace it unless --overwrite is given.\n";
+    }
     return;
   }
 

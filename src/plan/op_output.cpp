@@ -506,6 +506,7 @@ std::shared_ptr<OpOutput> MakeZarrTargetOutput(Shape shape, Shape chunks, DType 
                                                ZarrTarget target) {
   ZarrMetadata metadata = PlainMetadata(std::move(shape), std::move(chunks), dtype);
   metadata.compressor = target.compressor;
+  metadata.byte_order = target.byte_order;
   if (target.fill_value) {
     metadata.fill_value = *target.fill_value;
   } else if (dtype.kind() == DTypeKind::kFloat) {

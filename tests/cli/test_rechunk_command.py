@@ -86,7 +86,7 @@ def test_rechunk_equals_source(tessera_bin, tmp_path, shape, dtype, source_chunk
     target = zarr.open_array(str(out), mode="r")
     assert target.chunks == expected
     assert target.shape == shape
-    assert target.dtype.str[1:] == values.dtype.str[1:]  # same type (byte order may differ)
+    assert target.dtype == values.dtype  # byte order included
     assert target.compressor == compressor  # the source's codec by default
     np.testing.assert_array_equal(target[...], values)
     assert not partial(out).exists()
@@ -217,6 +217,13 @@ def test_existing_out_needs_overwrite(tessera_bin, tmp_path, series):
     assert "already exists" in result.stderr and "--overwrite" in result.stderr
     assert sorted(p.name for p in out.rglob("*")) == before  # untouched
     assert not partial(out).exists()
+
+    # --plan writes nothing, so it plans anyway and says what the run will need.
+    result = run(tessera_bin, "rechunk", source, out, "--chunks", "10,10,10",
+                 "--allowed-mem", "200kB", "--plan")
+    assert result.returncode == 0, result.stderr
+    assert "exists; the run will refuse to replace it unless --overwrite" in result.stdout
+    assert sorted(p.name for p in out.rglob("*")) == before
 
     result = run(tessera_bin, "rechunk", source, out, "--chunks", "10,10,10",
                  "--allowed-mem", "200kB", "--overwrite", "--quiet")

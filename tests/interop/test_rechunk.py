@@ -408,7 +408,7 @@ def check_random_case(tessera_bin, tmp_path, case):
         target = zarr.open_array(str(out), mode="r")
         assert target.shape == shape
         assert target.chunks == expected_chunks
-        assert target.dtype.kind == dtype.kind and target.dtype.itemsize == dtype.itemsize
+        assert target.dtype == dtype  # byte order included
         assert target.compressor == expected_compressor
         np.testing.assert_array_equal(target[...], expected)
         assert not partial(out).exists()

@@ -43,7 +43,8 @@ struct ZarrTarget {
   // The .zarray fill_value; nullopt: NaN for floating dtypes, null for others (a 0 would
   // make xarray read every real zero as missing).
   std::optional<FillValue> fill_value;
-  std::string attributes_json = "{}";  // other .zattrs entries: a JSON object
+  std::string attributes_json = "{}";         // other .zattrs entries: a JSON object
+  ByteOrder byte_order = ByteOrder::kLittle;  // of the stored chunks
   // Keep the chunks a previous, interrupted run of the same array wrote; their tasks
   // are skipped.
   bool resume = false;
