@@ -7,6 +7,8 @@
 // it (all memory goes through tessera::Buffer), which is what lets the executor check
 // measured <= projected task by task.
 // Thread safety: Read and Write may run concurrently for different blocks.
+// Implemented in stored_arrays.cpp (sources), intermediate_outputs.cpp (RAM, disk,
+// split) and target_outputs.cpp (result, Zarr target), on zarr_output.hpp.
 // Internal to src/plan.
 #pragma once
 

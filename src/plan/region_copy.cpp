@@ -62,4 +62,25 @@ Index CountTouchedBlocks(const ChunkGrid& grid, const Region& region) {
   return count;
 }
 
+Index RegionBytes(const Region& region, DType dtype) {
+  return ShapeSize(region.shape) * dtype.itemsize();
+}
+
+std::shared_ptr<const NDArray> CopyRegionOf(const NDArray& whole, const Region& region) {
+  auto out = std::make_shared<NDArray>(region.shape, whole.dtype());
+  CopyBox(whole, Shape(region.start.size(), 0), *out, region.start, region);
+  return out;
+}
+
+std::optional<Shape> ExactBlock(const ChunkGrid& grid, const Region& region) {
+  Shape block(region.start.size());
+  for (std::size_t d = 0; d < block.size(); ++d) {
+    if (region.start[d] % grid.chunks()[d] != 0) return std::nullopt;
+    block[d] = region.start[d] / grid.chunks()[d];
+    if (block[d] >= grid.grid_shape()[d]) return std::nullopt;
+  }
+  if (grid.BlockRegion(block) != region) return std::nullopt;
+  return block;
+}
+
 }  // namespace tessera

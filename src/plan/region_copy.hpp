@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
 
 #include "tessera/core/chunk_grid.hpp"
 #include "tessera/core/ndarray.hpp"
@@ -45,5 +47,14 @@ void ForEachTouchedBlock(const ChunkGrid& grid, const Region& region, Fn&& fn) {
 
 // Number of blocks of `grid` that `region` touches.
 Index CountTouchedBlocks(const ChunkGrid& grid, const Region& region);
+
+// Bytes of `region` of an array of `dtype`.
+Index RegionBytes(const Region& region, DType dtype);
+
+// A copy of `region` of an array held whole.
+std::shared_ptr<const NDArray> CopyRegionOf(const NDArray& whole, const Region& region);
+
+// The block of `grid` whose region is exactly `region`, if there is one.
+std::optional<Shape> ExactBlock(const ChunkGrid& grid, const Region& region);
 
 }  // namespace tessera

@@ -1,0 +1,241 @@
+// Intermediates: in RAM, on local disk, or split between the two (op_output.hpp).
+#include <algorithm>
+#include <mutex>
+#include <utility>
+
+#include "op_output.hpp"
+#include "region_copy.hpp"
+#include "tessera/core/errors.hpp"
+#include "tessera/storage/directory_store.hpp"
+#include "zarr_output.hpp"
+
+namespace tessera {
+namespace {
+
+class MemoryTierOutput : public OpOutput {
+ public:
+  MemoryTierOutput(Shape shape, Shape chunks, DType dtype)
+      : grid_(std::move(shape), std::move(chunks)), dtype_(dtype) {}
+
+  Tier tier() const override { return Tier::kMemory; }
+  void Prepare() override {
+    std::lock_guard lock(mutex_);
+    blocks_.assign(static_cast<std::size_t>(grid_.num_blocks()), nullptr);
+  }
+  bool Has(const Shape&) const override { return false; }
+  void Write(const Shape& block, NDArray data) override {
+    auto stored = std::make_shared<const NDArray>(std::move(data));
+    std::lock_guard lock(mutex_);
+    blocks_[static_cast<std::size_t>(grid_.LinearIndex(block))] = std::move(stored);
+  }
+  std::int64_t ProjectWrite(const Shape&) const override { return 0; }
+  bool KeepsBlock(const Shape&) const override { return true; }
+  void Commit() override {}
+  void Release() override {
+    std::lock_guard lock(mutex_);
+    blocks_.clear();
+    blocks_.shrink_to_fit();
+  }
+
+  std::shared_ptr<const NDArray> Read(const Region& region) const override {
+    if (const std::optional<Shape> block = ExactBlock(grid_, region)) return Block(*block);
+    auto out = std::make_shared<NDArray>(region.shape, dtype_);
+    ForEachTouchedBlock(grid_, region, [&](const Shape& block) {
+      const Region block_region = grid_.BlockRegion(block);
+      CopyBox(*Block(block), block_region.start, *out, region.start,
+              Intersect(block_region, region));
+    });
+    return out;
+  }
+  std::int64_t ProjectRead(const Region& region) const override {
+    // A whole block is shared, not copied; projected as held all the same (it is).
+    return RegionBytes(region, dtype_);
+  }
+  Index BlocksTouched(const Region& region) const override {
+    return CountTouchedBlocks(grid_, region);
+  }
+  bool SharesRead(const Region& region) const override {
+    return ExactBlock(grid_, region).has_value();
+  }
+
+ private:
+  std::shared_ptr<const NDArray> Block(const Shape& block) const {
+    std::lock_guard lock(mutex_);
+    const auto linear = static_cast<std::size_t>(grid_.LinearIndex(block));
+    if (linear >= blocks_.size() || blocks_[linear] == nullptr) {
+      throw Error("internal error: block " + ShapeToString(block) +
+                  " of an in-memory intermediate was read before it was written");
+    }
+    return blocks_[linear];
+  }
+
+  ChunkGrid grid_;
+  DType dtype_;
+  mutable std::mutex mutex_;
+  std::vector<std::shared_ptr<const NDArray>> blocks_;  // GUARDED_BY(mutex_)
+};
+
+class DiskTierOutput : public ZarrOutput {
+ public:
+  DiskTierOutput(ZarrMetadata metadata, std::filesystem::path directory)
+      : ZarrOutput(std::move(metadata), {}), directory_(std::move(directory)) {}
+  ~DiskTierOutput() override { Release(); }
+
+  Tier tier() const override { return Tier::kDisk; }
+  void Prepare() override {
+    std::filesystem::remove_all(directory_);
+    OpenOrCreate(DirectoryStore::Open(directory_), "", /*keep_existing=*/false);
+  }
+  void Commit() override {}
+  void Release() override {
+    array_.reset();
+    std::error_code ignored;
+    std::filesystem::remove_all(directory_, ignored);
+  }
+
+ private:
+  std::filesystem::path directory_;
+};
+
+// Blocks before `blocks_in_memory` (C order) in RAM, the rest on disk in chunks that
+// tile them.
+class SplitTierOutput : public OpOutput {
+ public:
+  SplitTierOutput(ChunkGrid grid, ChunkGrid disk_grid, DType dtype, Index blocks_in_memory,
+                  std::shared_ptr<OpOutput> memory, std::shared_ptr<OpOutput> disk)
+      : grid_(std::move(grid)),
+        disk_grid_(std::move(disk_grid)),
+        dtype_(dtype),
+        blocks_in_memory_(blocks_in_memory),
+        memory_(std::move(memory)),
+        disk_(std::move(disk)) {}
+
+  Tier tier() const override { return blocks_in_memory_ > 0 ? Tier::kMixed : Tier::kDisk; }
+  void Prepare() override {
+    memory_->Prepare();
+    disk_->Prepare();
+  }
+  bool Has(const Shape& block) const override {
+    if (InMemory(block)) return memory_->Has(block);
+    bool has = true;
+    ForEachTouchedBlock(disk_grid_, grid_.BlockRegion(block),
+                        [&](const Shape& stored) { has = has && disk_->Has(stored); });
+    return has;
+  }
+  void Write(const Shape& block, NDArray data) override {
+    if (InMemory(block)) return memory_->Write(block, std::move(data));
+    const Region region = grid_.BlockRegion(block);
+    if (disk_grid_.chunks() == grid_.chunks()) return disk_->Write(block, std::move(data));
+    ForEachTouchedBlock(disk_grid_, region, [&](const Shape& stored) {
+      const Region piece = disk_grid_.BlockRegion(stored);
+      NDArray values(piece.shape, dtype_);
+      CopyBox(data, region.start, values, piece.start, piece);
+      disk_->Write(stored, std::move(values));
+    });
+  }
+  std::int64_t ProjectWrite(const Shape& block) const override {
+    if (InMemory(block)) return memory_->ProjectWrite(block);
+    if (disk_grid_.chunks() == grid_.chunks()) return disk_->ProjectWrite(block);
+    std::int64_t peak = 0;
+    ForEachTouchedBlock(disk_grid_, grid_.BlockRegion(block), [&](const Shape& stored) {
+      peak = std::max(
+          peak, RegionBytes(disk_grid_.BlockRegion(stored), dtype_) + disk_->ProjectWrite(stored));
+    });
+    return peak;
+  }
+  bool KeepsBlock(const Shape& block) const override { return InMemory(block); }
+  void Commit() override {}
+  void Release() override {
+    memory_->Release();
+    disk_->Release();
+  }
+
+  // A region in one part is read from it directly; one across both is assembled from
+  // each block's piece in turn.
+  std::shared_ptr<const NDArray> Read(const Region& region) const override {
+    if (const OpOutput* part = SinglePart(region)) return part->Read(region);
+    auto out = std::make_shared<NDArray>(region.shape, dtype_);
+    ForEachTouchedBlock(grid_, region, [&](const Shape& block) {
+      const Region piece = Intersect(grid_.BlockRegion(block), region);
+      const std::shared_ptr<const NDArray> values = Part(block).Read(piece);
+      CopyBox(*values, piece.start, *out, region.start, piece);
+    });
+    return out;
+  }
+  std::int64_t ProjectRead(const Region& region) const override {
+    if (const OpOutput* part = SinglePart(region)) return part->ProjectRead(region);
+    std::int64_t piece_peak = 0;
+    ForEachTouchedBlock(grid_, region, [&](const Shape& block) {
+      const Region piece = Intersect(grid_.BlockRegion(block), region);
+      piece_peak = std::max(piece_peak, Part(block).ProjectRead(piece));
+    });
+    return RegionBytes(region, dtype_) + piece_peak;
+  }
+  Index BlocksTouched(const Region& region) const override {
+    return CountTouchedBlocks(grid_, region);
+  }
+  bool SharesRead(const Region& region) const override {
+    const OpOutput* part = SinglePart(region);
+    return part != nullptr && part->SharesRead(region);
+  }
+
+ private:
+  bool InMemory(const Shape& block) const { return grid_.LinearIndex(block) < blocks_in_memory_; }
+  OpOutput& Part(const Shape& block) const { return InMemory(block) ? *memory_ : *disk_; }
+  // The part holding every block `region` touches, or null when it spans both.
+  const OpOutput* SinglePart(const Region& region) const {
+    bool in_memory = false;
+    bool on_disk = false;
+    ForEachTouchedBlock(grid_, region, [&](const Shape& block) {
+      if (InMemory(block)) {
+        in_memory = true;
+      } else {
+        on_disk = true;
+      }
+    });
+    if (in_memory == on_disk) return nullptr;
+    return in_memory ? memory_.get() : disk_.get();
+  }
+
+  ChunkGrid grid_;
+  ChunkGrid disk_grid_;
+  DType dtype_;
+  Index blocks_in_memory_;
+  std::shared_ptr<OpOutput> memory_;
+  std::shared_ptr<OpOutput> disk_;
+};
+
+}  // namespace
+
+std::shared_ptr<OpOutput> MakeMemoryTierOutput(Shape shape, Shape chunks, DType dtype) {
+  return std::make_shared<MemoryTierOutput>(std::move(shape), std::move(chunks), dtype);
+}
+
+std::shared_ptr<OpOutput> MakeDiskTierOutput(Shape shape, Shape chunks, DType dtype,
+                                             std::filesystem::path directory,
+                                             std::optional<CodecConfig> compressor) {
+  ZarrMetadata metadata = PlainMetadata(std::move(shape), std::move(chunks), dtype);
+  metadata.compressor = std::move(compressor);
+  return std::make_shared<DiskTierOutput>(std::move(metadata), std::move(directory));
+}
+
+std::shared_ptr<OpOutput> MakeSplitTierOutput(Shape shape, Shape chunks, Shape disk_chunks,
+                                              DType dtype, Index blocks_in_memory,
+                                              std::filesystem::path directory,
+                                              std::optional<CodecConfig> compressor) {
+  for (std::size_t d = 0; d < chunks.size(); ++d) {
+    if (disk_chunks[d] < 1 || chunks[d] % disk_chunks[d] != 0) {
+      throw Error("internal error: disk chunks " + ShapeToString(disk_chunks) +
+                  " do not tile the chunks " + ShapeToString(chunks) + " of a split intermediate");
+    }
+  }
+  ChunkGrid grid(shape, chunks);
+  ChunkGrid disk_grid(shape, disk_chunks);
+  auto memory = MakeMemoryTierOutput(shape, chunks, dtype);
+  auto disk = MakeDiskTierOutput(std::move(shape), std::move(disk_chunks), dtype,
+                                 std::move(directory), std::move(compressor));
+  return std::make_shared<SplitTierOutput>(std::move(grid), std::move(disk_grid), dtype,
+                                           blocks_in_memory, std::move(memory), std::move(disk));
+}
+
+}  // namespace tessera
