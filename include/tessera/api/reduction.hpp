@@ -25,7 +25,7 @@ namespace tessera {
 // axes count from the end. InvalidArgument for an axis out of range or given twice.
 class Axes {
  public:
-  Axes() = default;  // every axis
+  Axes() = default;                                  // every axis
   Axes(int axis) : axes_(std::vector<int>{axis}) {}  // NOLINT(google-explicit-constructor)
   Axes(std::initializer_list<int> axes) : axes_(std::vector<int>(axes)) {}
   explicit Axes(std::vector<int> axes) : axes_(std::move(axes)) {}
@@ -37,6 +37,27 @@ class Axes {
  private:
   std::optional<std::vector<int>> axes_;
 };
+
+// What a reduction computes.
+enum class ReductionOp {
+  kSum,
+  kProd,
+  kMean,
+  kVar,
+  kStd,
+  kMin,
+  kMax,
+  kArgMin,
+  kArgMax,
+  kAll,
+  kAny,
+  kCountNonzero
+};
+
+// The result dtype of `op` over `input` (numpy's rules), or `requested` when given
+// (sum, prod, mean, var, std only; InvalidArgument for a requested dtype that cannot
+// hold the result, e.g. an integer dtype for mean).
+DType ReductionResultType(ReductionOp op, DType input, std::optional<DType> requested);
 
 // dtype: the accumulation and result dtype (numpy's `dtype=`); by default numpy's:
 // sum/prod of bool and signed ints give int64, of unsigned ints uint64, floats keep
