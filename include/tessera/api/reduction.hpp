@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tessera/api/array.hpp"
+#include "tessera/plan/reduction.hpp"
 
 namespace tessera {
 
@@ -37,27 +38,6 @@ class Axes {
  private:
   std::optional<std::vector<int>> axes_;
 };
-
-// What a reduction computes.
-enum class ReductionOp {
-  kSum,
-  kProd,
-  kMean,
-  kVar,
-  kStd,
-  kMin,
-  kMax,
-  kArgMin,
-  kArgMax,
-  kAll,
-  kAny,
-  kCountNonzero
-};
-
-// The result dtype of `op` over `input` (numpy's rules), or `requested` when given
-// (sum, prod, mean, var, std only; InvalidArgument for a requested dtype that cannot
-// hold the result, e.g. an integer dtype for mean).
-DType ReductionResultType(ReductionOp op, DType input, std::optional<DType> requested);
 
 // dtype: the accumulation and result dtype (numpy's `dtype=`); by default numpy's:
 // sum/prod of bool and signed ints give int64, of unsigned ints uint64, floats keep

@@ -1,0 +1,50 @@
+#include "tessera/plan/reduction.hpp"
+
+#include <string>
+
+#include "tessera/core/errors.hpp"
+
+namespace tessera {
+
+DType ReductionResultType(ReductionOp op, DType input, std::optional<DType> requested) {
+  const bool takes_dtype = op == ReductionOp::kSum || op == ReductionOp::kProd ||
+                           op == ReductionOp::kMean || op == ReductionOp::kVar ||
+                           op == ReductionOp::kStd;
+  const bool floating =
+      op == ReductionOp::kMean || op == ReductionOp::kVar || op == ReductionOp::kStd;
+  if (requested) {
+    if (!takes_dtype) {
+      throw InvalidArgument("this reduction does not take a dtype: its result is " +
+                            std::string(ReductionResultType(op, input, std::nullopt).name()));
+    }
+    if (floating && requested->kind() != DTypeKind::kFloat) {
+      throw InvalidArgument("mean, var and std compute in a floating dtype; got dtype " +
+                            std::string(requested->name()) + " (use float32 or float64)");
+    }
+    return *requested;
+  }
+  switch (op) {
+    case ReductionOp::kSum:
+    case ReductionOp::kProd:
+      if (input.kind() == DTypeKind::kBool || input.kind() == DTypeKind::kSignedInt) return int64;
+      if (input.kind() == DTypeKind::kUnsignedInt) return uint64;
+      return input;
+    case ReductionOp::kMean:
+    case ReductionOp::kVar:
+    case ReductionOp::kStd:
+      return input.kind() == DTypeKind::kFloat ? input : float64;
+    case ReductionOp::kMin:
+    case ReductionOp::kMax:
+      return input;
+    case ReductionOp::kArgMin:
+    case ReductionOp::kArgMax:
+    case ReductionOp::kCountNonzero:
+      return int64;
+    case ReductionOp::kAll:
+    case ReductionOp::kAny:
+      return bool_;
+  }
+  return input;
+}
+
+}  // namespace tessera
