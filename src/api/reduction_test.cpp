@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tessera/api/creation.hpp"
 #include "tessera/core/errors.hpp"
 
 namespace tessera {
@@ -16,6 +17,27 @@ TEST(AxesTest, ResolvesLikeNumpy) {
   EXPECT_THROW(Axes(3).Resolve(3), InvalidArgument);
   EXPECT_THROW(Axes(-4).Resolve(3), InvalidArgument);
   EXPECT_THROW(Axes({1, -2}).Resolve(3), InvalidArgument);  // the same axis twice
+}
+
+// Building a reduction is lazy: shape, chunks and dtype as numpy's result would have.
+TEST(ReductionTest, BuildsLazyArraysOfTheRightShape) {
+  Spec spec;
+  spec.allowed_mem = 1 << 20;
+  const Array x = ones({4, 6, 8}, int16, {2, 3, 4}, spec);
+  const Array s = sum(x, 1);
+  EXPECT_EQ(s.shape(), (Shape{4, 8}));
+  EXPECT_EQ(s.chunks(), (Shape{2, 4}));
+  EXPECT_EQ(s.dtype(), int64);
+  const Array m = mean(x, {0, 2}, /*keepdims=*/true);
+  EXPECT_EQ(m.shape(), (Shape{1, 6, 1}));
+  EXPECT_EQ(m.dtype(), float64);
+  EXPECT_EQ(max(x).shape(), Shape{});
+  EXPECT_EQ(argmax(x, -1).shape(), (Shape{4, 6}));
+  EXPECT_EQ(argmax(x, -1).dtype(), int64);
+  EXPECT_EQ(any(x, 0).dtype(), bool_);
+  EXPECT_THROW(sum(x, 3), InvalidArgument);
+  EXPECT_THROW(mean(x, 0, false, int32), InvalidArgument);
+  EXPECT_THROW(s.plan(), Error);  // not planned yet (issue 5, in progress)
 }
 
 }  // namespace

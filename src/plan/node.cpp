@@ -176,6 +176,43 @@ NodePtr MakeRechunk(NodePtr x, Shape chunks) {
                   NodeDetail{});
 }
 
+NodePtr MakeReduce(ReductionOp op, NodePtr x, std::vector<int> axes, bool keepdims,
+                   std::optional<DType> dtype, double correction) {
+  if (x == nullptr) throw InvalidArgument("reduction: the array is empty");
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] < 0 || axes[i] >= x->ndim() || (i > 0 && axes[i] <= axes[i - 1])) {
+      throw InvalidArgument("reduction: axes must be sorted, distinct and within the array's " +
+                            std::to_string(x->ndim()) + " dimensions");
+    }
+  }
+  const bool one_axis_or_all = axes.size() <= 1 || static_cast<int>(axes.size()) == x->ndim();
+  if ((op == ReductionOp::kArgMin || op == ReductionOp::kArgMax) && !one_axis_or_all) {
+    throw InvalidArgument("argmin/argmax reduce one axis or the whole array, not " +
+                          std::to_string(axes.size()) + " axes");
+  }
+  const DType result = ReductionResultType(op, x->dtype(), dtype);
+  Shape shape;
+  Shape chunks;
+  for (int d = 0; d < x->ndim(); ++d) {
+    const auto dim = static_cast<std::size_t>(d);
+    const bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
+    if (!reduced) {
+      shape.push_back(x->shape()[dim]);
+      chunks.push_back(x->chunks()[dim]);
+    } else if (keepdims) {
+      shape.push_back(1);
+      chunks.push_back(1);
+    }
+  }
+  NodeDetail detail;
+  detail.reduction = op;
+  detail.axes = std::move(axes);
+  detail.keepdims = keepdims;
+  detail.correction = correction;
+  return MakeNode(NodeKind::kReduce, std::string(ReductionName(op)), std::move(shape),
+                  std::move(chunks), result, {std::move(x)}, std::move(detail));
+}
+
 std::size_t BroadcastDim(const Node& broadcast, int input_dim) {
   const Node& input = *broadcast.inputs().front();
   return static_cast<std::size_t>(input_dim + broadcast.ndim() - input.ndim());

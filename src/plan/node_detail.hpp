@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kernels/elementwise_kernels.hpp"
 #include "tessera/core/ndarray.hpp"
@@ -31,6 +32,11 @@ struct NodeDetail {
   kernels::BinaryKernel binary = nullptr;
   kernels::WhereKernel where = nullptr;
   kernels::CastKernel cast = nullptr;
+  // kReduce
+  ReductionOp reduction = ReductionOp::kSum;
+  std::vector<int> axes;
+  bool keepdims = false;
+  double correction = 0;
   // kMapBlocks
   BlockFunction function;
   std::int64_t extra_projected_mem = 0;

@@ -50,8 +50,10 @@ std::vector<NodePtr> TopologicalOrder(const std::vector<NodePtr>& outputs) {
 // Does `consumer` read `input` block by block on the same grid (so `input` can be
 // computed inside the consumer's task)?
 bool ReadsAligned(const Node& consumer, const Node& input) {
-  if (consumer.kind() == NodeKind::kRechunk) return false;  // reads across chunks
-  if (IsGenerator(input.kind())) return true;               // computed from the index, any grid
+  if (consumer.kind() == NodeKind::kRechunk || consumer.kind() == NodeKind::kReduce) {
+    return false;  // reads across chunks
+  }
+  if (IsGenerator(input.kind())) return true;  // computed from the index, any grid
   if (input.kind() == NodeKind::kBroadcast && consumer.kind() != NodeKind::kBroadcast &&
       consumer.shape() == input.shape()) {
     // A broadcast is evaluated over whatever region its reader asks for; only the
@@ -114,7 +116,8 @@ class PlanBuilder {
         continue;
       }
       if (IsGenerator(node->kind())) continue;  // recomputed by each reader, for free
-      if (!options_.fuse || node->kind() == NodeKind::kRechunk) boundary_.insert(raw);
+      if (!options_.fuse || node->kind() == NodeKind::kRechunk || node->kind() == NodeKind::kReduce)
+        boundary_.insert(raw);
       const NodeSet& readers = consumers_[raw];
       if (readers.size() > 1) boundary_.insert(raw);
       for (const Node* reader : readers) {
@@ -150,6 +153,8 @@ class PlanBuilder {
       changed = false;
       for (const NodePtr& node : order_) {
         if (!IsComputedBoundary(*node) || unsplittable.contains(node.get())) continue;
+        // Rechunks and reductions are ops of their own kind, never fused groups.
+        if (node->kind() == NodeKind::kRechunk || node->kind() == NodeKind::kReduce) continue;
         const NodeSet members = Members(*node);
         if (members.size() < 2) continue;
         const auto op = MakeOp(*node, members, ProvisionalOutput(*node), {});
@@ -335,6 +340,10 @@ class PlanBuilder {
       if (node->kind() == NodeKind::kRechunk) {
         AddRechunk(*node, *state, op_index, in_memory);
         continue;
+      }
+      if (node->kind() == NodeKind::kReduce) {
+        throw Error("plan: reductions (\"" + node->name() +
+                    "\") are not planned yet (issue 5, work in progress)");
       }
       const NodeSet members = Members(*node);
       OpInfo info;

@@ -6,6 +6,36 @@
 
 namespace tessera {
 
+std::string_view ReductionName(ReductionOp op) {
+  switch (op) {
+    case ReductionOp::kSum:
+      return "sum";
+    case ReductionOp::kProd:
+      return "prod";
+    case ReductionOp::kMean:
+      return "mean";
+    case ReductionOp::kVar:
+      return "var";
+    case ReductionOp::kStd:
+      return "std";
+    case ReductionOp::kMin:
+      return "min";
+    case ReductionOp::kMax:
+      return "max";
+    case ReductionOp::kArgMin:
+      return "argmin";
+    case ReductionOp::kArgMax:
+      return "argmax";
+    case ReductionOp::kAll:
+      return "all";
+    case ReductionOp::kAny:
+      return "any";
+    case ReductionOp::kCountNonzero:
+      return "count_nonzero";
+  }
+  return "reduce";
+}
+
 DType ReductionResultType(ReductionOp op, DType input, std::optional<DType> requested) {
   const bool takes_dtype = op == ReductionOp::kSum || op == ReductionOp::kProd ||
                            op == ReductionOp::kMean || op == ReductionOp::kVar ||

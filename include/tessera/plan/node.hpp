@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,6 +24,7 @@
 #include "tessera/core/ndarray.hpp"
 #include "tessera/core/scalar.hpp"
 #include "tessera/core/shape.hpp"
+#include "tessera/plan/reduction.hpp"
 
 namespace tessera {
 
@@ -42,6 +44,7 @@ enum class NodeKind {
   kBroadcast,  // x seen with a larger shape (stride 0 along broadcast dimensions)
   kMapBlocks,  // a user's C++ function of whole blocks
   kRechunk,    // the input on another chunk grid (planned in stages, plan/rechunk_*)
+  kReduce,     // a reduction over some axes (planned in rounds; WIP, issue 5)
 };
 
 // Is the node computed element by element from its inputs (fusable tile by tile)?
@@ -140,6 +143,14 @@ NodePtr MakeMapBlocks(BlockFunction fn, std::vector<NodePtr> inputs, Shape shape
 // function of the index only; a rechunk of a rechunk rechunks the first one's input.
 // InvalidArgument for a wrong rank or a chunk < 1.
 NodePtr MakeRechunk(NodePtr x, Shape chunks);
+
+// ---- reductions -----------------------------------------------------------------
+// `op` of x over `axes` (sorted, distinct, in range: see api Axes::Resolve). The
+// result drops the reduced axes (keeps them with extent 1 when `keepdims`) and keeps
+// x's chunks along the others; its dtype is ReductionResultType(op, x's, dtype).
+// `correction` is var/std's ddof. argmin/argmax take one axis, or all of them.
+NodePtr MakeReduce(ReductionOp op, NodePtr x, std::vector<int> axes, bool keepdims,
+                   std::optional<DType> dtype, double correction = 0);
 
 // How a broadcast node (kBroadcast) lines up with its input: input dimension `d` is
 // the broadcast's dimension `BroadcastDim(b, d)` (trailing dimensions align), and the

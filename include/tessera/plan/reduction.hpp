@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
 
 #include "tessera/core/dtype.hpp"
 
@@ -24,6 +25,10 @@ enum class ReductionOp {
   kAny,
   kCountNonzero
 };
+
+// "sum", "prod", "mean", "var", "std", "min", "max", "argmin", "argmax", "all", "any",
+// "count_nonzero".
+std::string_view ReductionName(ReductionOp op);
 
 // The result dtype of `op` over `input` (numpy's rules), or `requested` when given
 // (sum, prod, mean, var, std only; InvalidArgument for a requested dtype that cannot
