@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "region_copy.hpp"
-#include "representative_tasks.hpp"
 
 namespace tessera {
 namespace {
@@ -47,13 +46,11 @@ std::vector<std::vector<Index>> WorstTasks(const ChunkGrid& tasks, const Shape& 
 CopyOp::CopyOp(OpInfo info, std::shared_ptr<const StoredArray> input, Shape input_chunks,
                std::shared_ptr<OpOutput> output, Shape output_chunks, Shape task_shape,
                std::int64_t reserved_mem)
-    : info_(std::move(info)),
+    : OutputOp(std::move(info), std::move(output), reserved_mem),
       input_(std::move(input)),
       input_chunks_(std::move(input_chunks)),
-      output_(std::move(output)),
       output_grid_(info_.shape, std::move(output_chunks)),
       task_grid_(info_.shape, std::move(task_shape)),
-      reserved_mem_(reserved_mem),
       one_block_per_task_(task_grid_.chunks() == output_grid_.chunks()) {
   info_.chunks = output_grid_.chunks();
   info_.task_shape = task_grid_.chunks();
@@ -110,17 +107,7 @@ void CopyOp::RunTask(std::int64_t task) const {
 }
 
 std::int64_t CopyOp::MaxProjection(std::int64_t* worst_task) const {
-  std::int64_t largest = 0;
-  std::int64_t worst = 0;
-  ForRepresentativeTasks(task_grid_, WorstTasks(task_grid_, input_chunks_), [&](Index task) {
-    const std::int64_t projected = projected_mem(task);
-    if (projected > largest) {
-      largest = projected;
-      worst = task;
-    }
-  });
-  if (worst_task != nullptr) *worst_task = worst;
-  return largest;
+  return LargestProjection(task_grid_, WorstTasks(task_grid_, input_chunks_), worst_task);
 }
 
 }  // namespace tessera

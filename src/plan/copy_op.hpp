@@ -11,12 +11,11 @@
 #include <memory>
 #include <string>
 
-#include "op_output.hpp"
-#include "tessera/plan/executable_op.hpp"
+#include "output_op.hpp"
 
 namespace tessera {
 
-class CopyOp : public ExecutableOp {
+class CopyOp : public OutputOp {
  public:
   // `info` names the op; its shape, chunks (the output's), task_shape and num_tasks are
   // set here. `input_chunks` is the input's chunk grid (for choosing worst-case tasks).
@@ -24,30 +23,21 @@ class CopyOp : public ExecutableOp {
          std::shared_ptr<OpOutput> output, Shape output_chunks, Shape task_shape,
          std::int64_t reserved_mem);
 
-  const OpInfo& info() const override { return info_; }
-  OpInfo& mutable_info() { return info_; }
   std::int64_t projected_mem(std::int64_t task) const override;
   std::string DescribeTask(std::int64_t task) const override;
-  void Prepare() override { output_->Prepare(); }
   bool IsTaskDone(std::int64_t task) const override;
   void RunTask(std::int64_t task) const override;
-  void Commit() override { output_->Commit(); }
-  void Release() override { output_->Release(); }
 
-  const std::shared_ptr<OpOutput>& output() const { return output_; }
-  // The largest projection over representative tasks, and the task it was found at.
-  std::int64_t MaxProjection(std::int64_t* worst_task = nullptr) const;
+  // Over the edge regions and, per dimension, the one touching the most input chunks.
+  std::int64_t MaxProjection(std::int64_t* worst_task = nullptr) const override;
 
  private:
   Region TaskRegion(std::int64_t task) const;
 
-  OpInfo info_;
   std::shared_ptr<const StoredArray> input_;
   Shape input_chunks_;
-  std::shared_ptr<OpOutput> output_;
   ChunkGrid output_grid_;
   ChunkGrid task_grid_;
-  std::int64_t reserved_mem_;
   bool one_block_per_task_;  // task regions are the output's chunks
 };
 

@@ -9,11 +9,9 @@ namespace tessera {
 
 FusedOp::FusedOp(OpInfo info, std::shared_ptr<const FusedEvaluator> evaluator,
                  std::shared_ptr<OpOutput> output, std::int64_t reserved_mem)
-    : info_(std::move(info)),
+    : OutputOp(std::move(info), std::move(output), reserved_mem),
       evaluator_(std::move(evaluator)),
-      output_(std::move(output)),
-      grid_(evaluator_->root()->grid()),
-      reserved_mem_(reserved_mem) {
+      grid_(evaluator_->root()->grid()) {
   info_.shape = grid_.shape();
   info_.chunks = grid_.chunks();
   info_.dtype = evaluator_->root()->dtype();
@@ -38,17 +36,7 @@ void FusedOp::RunTask(std::int64_t task) const {
 }
 
 std::int64_t FusedOp::MaxProjection(std::int64_t* worst_task) const {
-  std::int64_t largest = 0;
-  std::int64_t worst = 0;
-  ForRepresentativeTasks(grid_, {}, [&](Index task) {
-    const std::int64_t projected = projected_mem(task);
-    if (projected > largest) {
-      largest = projected;
-      worst = task;
-    }
-  });
-  if (worst_task != nullptr) *worst_task = worst;
-  return largest;
+  return LargestProjection(grid_, {}, worst_task);
 }
 
 Index FusedOp::MaxInputBlocks() const {
