@@ -136,6 +136,10 @@ bool IsGenerator(NodeKind kind) {
 
 bool IsSource(NodeKind kind) { return kind == NodeKind::kZarr || kind == NodeKind::kInMemory; }
 
+bool IsPlannedAlone(NodeKind kind) {
+  return kind == NodeKind::kRechunk || kind == NodeKind::kReduce;
+}
+
 Node::Node(NodeKind kind, std::string op, Shape shape, Shape chunks, DType dtype,
            std::vector<NodePtr> inputs, std::shared_ptr<const NodeDetail> detail)
     : name_(UniqueName(op)),

@@ -50,9 +50,7 @@ std::vector<NodePtr> TopologicalOrder(const std::vector<NodePtr>& outputs) {
 // Does `consumer` read `input` block by block on the same grid (so `input` can be
 // computed inside the consumer's task)?
 bool ReadsAligned(const Node& consumer, const Node& input) {
-  if (consumer.kind() == NodeKind::kRechunk || consumer.kind() == NodeKind::kReduce) {
-    return false;  // reads across chunks
-  }
+  if (IsPlannedAlone(consumer.kind())) return false;  // reads across chunks
   if (IsGenerator(input.kind())) return true;  // computed from the index, any grid
   if (input.kind() == NodeKind::kBroadcast && consumer.kind() != NodeKind::kBroadcast &&
       consumer.shape() == input.shape()) {
@@ -116,8 +114,7 @@ class PlanBuilder {
         continue;
       }
       if (IsGenerator(node->kind())) continue;  // recomputed by each reader, for free
-      if (!options_.fuse || node->kind() == NodeKind::kRechunk || node->kind() == NodeKind::kReduce)
-        boundary_.insert(raw);
+      if (!options_.fuse || IsPlannedAlone(node->kind())) boundary_.insert(raw);
       const NodeSet& readers = consumers_[raw];
       if (readers.size() > 1) boundary_.insert(raw);
       for (const Node* reader : readers) {
@@ -153,8 +150,8 @@ class PlanBuilder {
       changed = false;
       for (const NodePtr& node : order_) {
         if (!IsComputedBoundary(*node) || unsplittable.contains(node.get())) continue;
-        // Rechunks and reductions are ops of their own kind, never fused groups.
-        if (node->kind() == NodeKind::kRechunk || node->kind() == NodeKind::kReduce) continue;
+        // Rechunks, reductions, ... are ops of their own kind, never fused groups.
+        if (IsPlannedAlone(node->kind())) continue;
         const NodeSet members = Members(*node);
         if (members.size() < 2) continue;
         const auto op = MakeOp(*node, members, ProvisionalOutput(*node), {});
@@ -224,6 +221,12 @@ class PlanBuilder {
       return reader;
     }
     return provisional ? ProvisionalOutput(node) : outputs_.at(&node);
+  }
+
+  // How an op planned alone (rechunk, reduction, ...) reads its input `node`: by region,
+  // from the node's source or from the output of the op computing it.
+  std::shared_ptr<const StoredArray> InputArray(const Node& node) {
+    return Reader(node, /*provisional=*/false);
   }
 
   // While fusing, an intermediate is assumed in the tier its size alone would get.
@@ -334,11 +337,10 @@ class PlanBuilder {
       }
       outputs_[node.get()] = MakeOutput(*node, tier);
     }
-    std::unordered_map<const Node*, int> op_index;
     for (const NodePtr& node : order_) {
       if (!IsComputedBoundary(*node)) continue;
       if (node->kind() == NodeKind::kRechunk) {
-        AddRechunk(*node, *state, op_index, in_memory);
+        AddRechunk(*node, *state, in_memory);
         continue;
       }
       if (node->kind() == NodeKind::kReduce) {
@@ -349,46 +351,54 @@ class PlanBuilder {
       OpInfo info;
       info.name = node->name();
       info.kind = KindOf(*node, members);
+      std::vector<const Node*> inputs;
       for (const NodePtr& member : order_) {
-        if (members.contains(member.get())) info.fused.push_back(member->name());
+        if (!members.contains(member.get())) continue;
+        info.fused.push_back(member->name());
+        for (const NodePtr& input : member->inputs()) {
+          if (!members.contains(input.get())) inputs.push_back(input.get());
+        }
       }
       info.shape = node->shape();
       info.chunks = node->chunks();
       info.dtype = node->dtype();
       info.tier = outputs_.at(node.get())->tier();
-      std::vector<std::string> sources;
-      for (const Node* member : members) {
-        for (const NodePtr& input : member->inputs()) {
-          if (members.contains(input.get())) continue;
-          if (auto found = op_index.find(input.get()); found != op_index.end()) {
-            if (std::find(info.inputs.begin(), info.inputs.end(), found->second) ==
-                info.inputs.end()) {
-              info.inputs.push_back(found->second);
-            }
-          } else if (std::find(sources.begin(), sources.end(), input->name()) == sources.end()) {
-            sources.push_back(input->name());
-          }
-        }
-      }
-      std::sort(info.inputs.begin(), info.inputs.end());
-      auto op = MakeOp(*node, members, outputs_.at(node.get()), std::move(info));
-      std::int64_t worst_task = 0;
-      const std::int64_t projected = op->MaxProjection(&worst_task);
-      op->mutable_info().projected_mem = projected;
-      op->mutable_info().concurrency = Concurrency(projected);
-      op_index[node.get()] = static_cast<int>(state->ops.size());
-      state->ops.push_back(op);
-      state->outputs.push_back(op->output());
-      state->infos.push_back(op->info());
-      state->sources.push_back(std::move(sources));
-      state->worst_tasks.push_back(worst_task);
+      AppendOp(*node, MakeOp(*node, members, outputs_.at(node.get()), std::move(info)), inputs,
+               *state);
     }
     for (const PlanOutput& output : requested_) {
-      state->result_ops.push_back(op_index.at(output.node.get()));
+      state->result_ops.push_back(op_index_.at(output.node.get()));
     }
     state->work_directory = work_directory_;
     CheckMemory(*state);
     return state;
+  }
+
+  // Appends `op`, which computes `node` reading the stored nodes `inputs`, to `state`:
+  // its projection, concurrency, and the ops (or sources) it reads.
+  void AppendOp(const Node& node, std::shared_ptr<OutputOp> op,
+                const std::vector<const Node*>& inputs, FinalizedPlan::State& state) {
+    std::int64_t worst_task = 0;
+    const std::int64_t projected = op->MaxProjection(&worst_task);
+    OpInfo& info = op->mutable_info();
+    info.projected_mem = projected;
+    info.concurrency = Concurrency(projected);
+    std::vector<std::string> sources;
+    for (const Node* input : inputs) {
+      if (auto found = op_index_.find(input); found != op_index_.end()) {
+        if (std::find(info.inputs.begin(), info.inputs.end(), found->second) == info.inputs.end())
+          info.inputs.push_back(found->second);
+      } else if (std::find(sources.begin(), sources.end(), input->name()) == sources.end()) {
+        sources.push_back(input->name());
+      }
+    }
+    std::sort(info.inputs.begin(), info.inputs.end());
+    op_index_[&node] = static_cast<int>(state.ops.size());
+    state.outputs.push_back(op->output());
+    state.infos.push_back(op->info());
+    state.sources.push_back(std::move(sources));
+    state.worst_tasks.push_back(worst_task);
+    state.ops.push_back(std::move(op));
   }
 
   // Tasks of `projected` bytes that may run at once under total_mem.
@@ -401,10 +411,9 @@ class PlanBuilder {
 
   // The copies carrying rechunk `node`, appended to `state`; its intermediates take RAM
   // from what `in_memory` leaves.
-  void AddRechunk(const Node& node, FinalizedPlan::State& state,
-                  std::unordered_map<const Node*, int>& op_index, std::int64_t& in_memory) {
+  void AddRechunk(const Node& node, FinalizedPlan::State& state, std::int64_t& in_memory) {
     const Node& input = *node.inputs().front();
-    RechunkInput reader{Reader(input, /*provisional=*/false), true};
+    RechunkInput reader{InputArray(input), true};
     if (input.kind() == NodeKind::kInMemory) reader.decodes = false;
     if (auto found = outputs_.find(&input); found != outputs_.end()) {
       const Tier tier = found->second->tier();
@@ -419,14 +428,14 @@ class PlanBuilder {
     RechunkOps ops = BuildRechunkOps(node, reader, outputs_.at(&node), memory_budget, spec_,
                                      RechunkIntermediates(node));
     if (options_.intermediate_tier == Tier::kNone) in_memory += ops.peak_memory_in_ram;
-    const auto input_op = op_index.find(&input);
+    const auto input_op = op_index_.find(&input);
     for (std::size_t k = 0; k < ops.copies.size(); ++k) {
       CopyOp& copy = *ops.copies[k];
       copy.mutable_info().concurrency = Concurrency(copy.info().projected_mem);
       std::vector<std::string> sources;
       if (k > 0) {
         copy.mutable_info().inputs = {static_cast<int>(state.ops.size()) - 1};
-      } else if (input_op != op_index.end()) {
+      } else if (input_op != op_index_.end()) {
         copy.mutable_info().inputs = {input_op->second};
       } else {
         sources.push_back(input.name());
@@ -437,7 +446,7 @@ class PlanBuilder {
       state.sources.push_back(std::move(sources));
       state.worst_tasks.push_back(ops.worst_tasks[k]);
     }
-    op_index[&node] = static_cast<int>(state.ops.size()) - 1;
+    op_index_[&node] = static_cast<int>(state.ops.size()) - 1;
   }
 
   void CheckMemory(const FinalizedPlan::State& state) const {
@@ -474,6 +483,7 @@ class PlanBuilder {
   std::unordered_map<const Node*, std::shared_ptr<const StoredArray>> source_readers_;
   std::unordered_map<const Node*, std::shared_ptr<OpOutput>> provisional_;
   std::unordered_map<const Node*, std::shared_ptr<OpOutput>> outputs_;
+  std::unordered_map<const Node*, int> op_index_;  // the op computing a stored node
   std::filesystem::path work_directory_;
   bool final_ = false;  // outputs_ chosen; before that, provisional_ stands in
 };

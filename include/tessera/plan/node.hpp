@@ -53,6 +53,10 @@ bool IsElementwise(NodeKind kind);
 bool IsGenerator(NodeKind kind);
 // Is the node's value held in memory or storage already (no task computes it)?
 bool IsSource(NodeKind kind);
+// Is the node planned as ops of its own kind (rechunk copies, reduction rounds, ...),
+// reading its inputs by region rather than block by block (never fused into an
+// elementwise group)?
+bool IsPlannedAlone(NodeKind kind);
 
 // Where map_blocks' function is: the output block's index and region.
 struct BlockInfo {
