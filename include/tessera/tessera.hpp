@@ -7,6 +7,7 @@
 #include "tessera/api/creation.hpp"
 #include "tessera/api/elementwise.hpp"
 #include "tessera/api/map_blocks.hpp"
+#include "tessera/api/reduction.hpp"
 #include "tessera/core/buffer.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/chunk_grid.hpp"
