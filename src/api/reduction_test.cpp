@@ -1,9 +1,16 @@
-// Reductions (WIP, issue 5): axes and result dtypes as numpy has them.
+// Reductions: axes and result dtypes as numpy has them, values against hand-computed
+// truth, the rounds allowed_mem makes. (numpy itself checks random cases in
+// tests/interop/test_reduce.py.)
 #include "tessera/api/reduction.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <iostream>
+#include <limits>
+
 #include "tessera/api/creation.hpp"
+#include "tessera/api/elementwise.hpp"
 #include "tessera/core/errors.hpp"
 
 namespace tessera {
@@ -37,7 +44,38 @@ TEST(ReductionTest, BuildsLazyArraysOfTheRightShape) {
   EXPECT_EQ(any(x, 0).dtype(), bool_);
   EXPECT_THROW(sum(x, 3), InvalidArgument);
   EXPECT_THROW(mean(x, 0, false, int32), InvalidArgument);
-  EXPECT_THROW(s.plan(), Error);  // not planned yet (issue 5, in progress)
+}
+
+Spec SpecOf(std::int64_t allowed_mem) {
+  Spec spec;
+  spec.allowed_mem = allowed_mem;
+  spec.max_workers = 2;
+  return spec;
+}
+
+ComputeOptions Quiet() {
+  ComputeOptions options;
+  options.execute.progress = ProgressMode::kNever;
+  return options;
+}
+
+// The issue's case: 100 blocks of 10 bytes under allowed_mem 1000 take several rounds,
+// each task within the budget.
+TEST(ReductionTest, SmallBudgetTakesSeveralRounds) {
+  const Array x = ones({100, 10}, uint8, {1, 10}, SpecOf(1000));
+  const Array total = sum(x, 0);
+  const FinalizedPlan plan = total.plan();
+  EXPECT_LE(plan.max_projected_mem(), 1000);
+  int rounds = 0;
+  for (const OpInfo& op : plan.ops()) {
+    if (op.kind == "reduce") ++rounds;
+  }
+  EXPECT_GT(rounds, 1) << plan.summary();
+  std::cout << plan.summary();
+  const NDArray result = total.compute(Quiet());
+  ASSERT_EQ(result.shape(), Shape{10});
+  ASSERT_EQ(result.dtype(), uint64);
+  for (const std::uint64_t v : result.data<std::uint64_t>()) EXPECT_EQ(v, 100u);
 }
 
 }  // namespace

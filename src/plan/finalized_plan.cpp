@@ -159,7 +159,7 @@ std::string FinalizedPlan::summary() const {
   }
   for (std::size_t i = 0; i < state_->infos.size(); ++i) {
     const OpInfo& info = state_->infos[i];
-    if (info.stage > 0 && info.stage == info.num_stages) {
+    if (info.kind == "rechunk" && info.stage > 0 && info.stage == info.num_stages) {
       out << "\n" << DescribeRechunk(state_->infos, state_->sources, i);
     }
   }

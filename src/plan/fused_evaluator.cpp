@@ -306,4 +306,32 @@ MemoryFigure FusedEvaluator::ProjectElementwise(const Node& root, const Region& 
   return {figure.peak, out};
 }
 
+namespace {
+
+class EvaluatedArray : public StoredArray {
+ public:
+  explicit EvaluatedArray(std::shared_ptr<const FusedEvaluator> evaluator)
+      : evaluator_(std::move(evaluator)) {}
+  std::shared_ptr<const NDArray> Read(const Region& region) const override {
+    return std::make_shared<const NDArray>(evaluator_->Evaluate(region));
+  }
+  std::int64_t ProjectRead(const Region& region) const override {
+    const MemoryFigure figure = evaluator_->Project(region);
+    return std::max(figure.peak, figure.result);
+  }
+  Index BlocksTouched(const Region& region) const override {
+    return evaluator_->InputBlocks(region);
+  }
+
+ private:
+  std::shared_ptr<const FusedEvaluator> evaluator_;
+};
+
+}  // namespace
+
+std::shared_ptr<const StoredArray> MakeEvaluatedArray(
+    std::shared_ptr<const FusedEvaluator> evaluator) {
+  return std::make_shared<EvaluatedArray>(std::move(evaluator));
+}
+
 }  // namespace tessera

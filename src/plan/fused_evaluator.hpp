@@ -65,4 +65,11 @@ class FusedEvaluator {
   Index tile_elements_;
 };
 
+// The root's values computed when read, as a StoredArray: lets an op that reads its
+// input by region (a reduction's first round) compute a fused elementwise group inside
+// its own tasks instead of storing it first. Any region works unless the group holds a
+// map_blocks node (whose function sees whole blocks): the planner never asks for one.
+std::shared_ptr<const StoredArray> MakeEvaluatedArray(
+    std::shared_ptr<const FusedEvaluator> evaluator);
+
 }  // namespace tessera

@@ -195,6 +195,28 @@ NodePtr MakeReduce(ReductionOp op, NodePtr x, std::vector<int> axes, bool keepdi
                           std::to_string(axes.size()) + " axes");
   }
   const DType result = ReductionResultType(op, x->dtype(), dtype);
+  const bool sum_or_prod = op == ReductionOp::kSum || op == ReductionOp::kProd;
+  if (sum_or_prod && result != x->dtype() &&
+      result != ReductionResultType(op, x->dtype(), std::nullopt)) {
+    x = MakeAsType(x, result);  // numpy casts each element to the requested dtype first
+  }
+  const bool has_identity = op != ReductionOp::kMin && op != ReductionOp::kMax &&
+                            op != ReductionOp::kArgMin && op != ReductionOp::kArgMax;
+  bool reduces_empty = false;
+  Index kept_size = 1;
+  for (int d = 0; d < x->ndim(); ++d) {
+    const Index extent = x->shape()[static_cast<std::size_t>(d)];
+    if (std::find(axes.begin(), axes.end(), d) != axes.end()) {
+      reduces_empty = reduces_empty || extent == 0;
+    } else {
+      kept_size *= extent;
+    }
+  }
+  if (!has_identity && reduces_empty && kept_size > 0) {
+    throw InvalidArgument(std::string(ReductionName(op)) + " of an empty dimension of " +
+                          x->name() + " " + ShapeToString(x->shape()) +
+                          ": it has no identity (numpy raises too); reduce a non-empty array");
+  }
   Shape shape;
   Shape chunks;
   for (int d = 0; d < x->ndim(); ++d) {

@@ -12,6 +12,7 @@
 #include "node_detail.hpp"
 #include "op_output.hpp"
 #include "rechunk_ops.hpp"
+#include "reduction_rounds.hpp"
 #include "tessera/core/buffer_pool.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
@@ -50,7 +51,10 @@ std::vector<NodePtr> TopologicalOrder(const std::vector<NodePtr>& outputs) {
 // Does `consumer` read `input` block by block on the same grid (so `input` can be
 // computed inside the consumer's task)?
 bool ReadsAligned(const Node& consumer, const Node& input) {
-  if (IsPlannedAlone(consumer.kind())) return false;  // reads across chunks
+  // A reduction computes an elementwise input over its regions (FusedInputOf); other
+  // ops planned alone read across chunks from storage.
+  if (consumer.kind() == NodeKind::kReduce) return IsElementwise(input.kind());
+  if (IsPlannedAlone(consumer.kind())) return false;
   if (IsGenerator(input.kind())) return true;  // computed from the index, any grid
   if (input.kind() == NodeKind::kBroadcast && consumer.kind() != NodeKind::kBroadcast &&
       consumer.shape() == input.shape()) {
@@ -119,6 +123,16 @@ class PlanBuilder {
       if (readers.size() > 1) boundary_.insert(raw);
       for (const Node* reader : readers) {
         if (!ReadsAligned(*reader, *node)) boundary_.insert(raw);
+      }
+    }
+    // A map_blocks function sees whole blocks: a reduction's input group holding one is
+    // stored instead of computed over the reduction's regions.
+    for (const NodePtr& node : order_) {
+      if (node->kind() != NodeKind::kReduce) continue;
+      const Node* input = node->inputs().front().get();
+      if (boundary_.contains(input)) continue;
+      for (const Node* member : Members(*input)) {
+        if (member->kind() == NodeKind::kMapBlocks) boundary_.insert(input);
       }
     }
   }
@@ -296,6 +310,11 @@ class PlanBuilder {
 
   std::shared_ptr<FusedOp> MakeOp(const Node& root, const NodeSet& members,
                                   std::shared_ptr<OpOutput> output, OpInfo info) {
+    return std::make_shared<FusedOp>(std::move(info), MakeEvaluator(root, members),
+                                     std::move(output), spec_.reserved_mem);
+  }
+
+  std::shared_ptr<const FusedEvaluator> MakeEvaluator(const Node& root, const NodeSet& members) {
     FusedEvaluator::Boundary boundary;
     for (const Node* member : members) {
       for (const NodePtr& input : member->inputs()) {
@@ -304,10 +323,8 @@ class PlanBuilder {
         }
       }
     }
-    auto evaluator = std::make_shared<const FusedEvaluator>(
-        by_address_.at(&root), members, std::move(boundary), options_.tile_elements);
-    return std::make_shared<FusedOp>(std::move(info), std::move(evaluator), std::move(output),
-                                     spec_.reserved_mem);
+    return std::make_shared<const FusedEvaluator>(by_address_.at(&root), members,
+                                                  std::move(boundary), options_.tile_elements);
   }
 
   std::string KindOf(const Node& root, const NodeSet& members) const {
@@ -344,8 +361,8 @@ class PlanBuilder {
         continue;
       }
       if (node->kind() == NodeKind::kReduce) {
-        throw Error("plan: reductions (\"" + node->name() +
-                    "\") are not planned yet (issue 5, work in progress)");
+        AddReduction(*node, *state, in_memory);
+        continue;
       }
       const NodeSet members = Members(*node);
       OpInfo info;
@@ -363,8 +380,8 @@ class PlanBuilder {
       info.chunks = node->chunks();
       info.dtype = node->dtype();
       info.tier = outputs_.at(node.get())->tier();
-      AppendOp(*node, MakeOp(*node, members, outputs_.at(node.get()), std::move(info)), inputs,
-               *state);
+      AppendOp(node.get(), MakeOp(*node, members, outputs_.at(node.get()), std::move(info)),
+               inputs, *state);
     }
     for (const PlanOutput& output : requested_) {
       state->result_ops.push_back(op_index_.at(output.node.get()));
@@ -376,14 +393,18 @@ class PlanBuilder {
 
   // Appends `op`, which computes `node` reading the stored nodes `inputs`, to `state`:
   // its projection, concurrency, and the ops (or sources) it reads.
-  void AppendOp(const Node& node, std::shared_ptr<OutputOp> op,
-                const std::vector<const Node*>& inputs, FinalizedPlan::State& state) {
+  // `node` is null for an op whose output no node stands for (a middle round);
+  // `input_ops` are ops it reads besides those computing `inputs`.
+  void AppendOp(const Node* node, std::shared_ptr<OutputOp> op,
+                const std::vector<const Node*>& inputs, FinalizedPlan::State& state,
+                const std::vector<int>& input_ops = {}) {
     std::int64_t worst_task = 0;
     const std::int64_t projected = op->MaxProjection(&worst_task);
     OpInfo& info = op->mutable_info();
     info.projected_mem = projected;
     info.concurrency = Concurrency(projected);
     std::vector<std::string> sources;
+    info.inputs = input_ops;
     for (const Node* input : inputs) {
       if (auto found = op_index_.find(input); found != op_index_.end()) {
         if (std::find(info.inputs.begin(), info.inputs.end(), found->second) == info.inputs.end())
@@ -393,7 +414,7 @@ class PlanBuilder {
       }
     }
     std::sort(info.inputs.begin(), info.inputs.end());
-    op_index_[&node] = static_cast<int>(state.ops.size());
+    if (node != nullptr) op_index_[node] = static_cast<int>(state.ops.size());
     state.outputs.push_back(op->output());
     state.infos.push_back(op->info());
     state.sources.push_back(std::move(sources));
@@ -447,6 +468,62 @@ class PlanBuilder {
       state.worst_tasks.push_back(ops.worst_tasks[k]);
     }
     op_index_[&node] = static_cast<int>(state.ops.size()) - 1;
+  }
+
+  // The rounds carrying reduction `node`, appended to `state`. Round 1 computes a fused
+  // elementwise input inside its tasks; partial states take RAM from what `in_memory`
+  // leaves, else go to disk.
+  void AddReduction(const Node& node, FinalizedPlan::State& state, std::int64_t& in_memory) {
+    const Node& input = *node.inputs().front();
+    FusedInput values = FusedInputOf(input);
+    const auto make_partials = [&](int round, const Shape& shape,
+                                   const Shape& chunks) -> std::shared_ptr<OpOutput> {
+      const std::int64_t bytes = ShapeSize(shape);
+      const bool in_ram = options_.intermediate_tier == Tier::kNone
+                              ? in_memory + bytes <= IntermediateBudget()
+                              : options_.intermediate_tier == Tier::kMemory;
+      if (in_ram) return MakeMemoryTierOutput(shape, chunks, uint8);
+      return MakeDiskTierOutput(shape, chunks, uint8,
+                                WorkDirectory() / (node.name() + "." + std::to_string(round)),
+                                options_.disk_compressor);
+    };
+    ReductionOps ops =
+        BuildReductionOps(node, values.array, outputs_.at(&node), spec_, make_partials);
+    for (std::size_t k = 0; k < ops.rounds.size(); ++k) {
+      const std::shared_ptr<ReduceOp>& round = ops.rounds[k];
+      if (round->output()->tier() == Tier::kMemory) in_memory += ShapeSize(round->info().shape);
+      const bool last = k + 1 == ops.rounds.size();
+      if (k == 0) {
+        std::vector<std::string>& fused = round->mutable_info().fused;
+        fused.insert(fused.begin(), values.fused.begin(), values.fused.end());
+        AppendOp(last ? &node : nullptr, round, values.stored, state);
+      } else {
+        AppendOp(last ? &node : nullptr, round, {}, state,
+                 {static_cast<int>(state.ops.size()) - 1});
+      }
+    }
+  }
+
+  // How an op that reads by region reads `input`: stored, or — when the input is a
+  // fused group (not a boundary) — computed when read, from the group's stored inputs.
+  struct FusedInput {
+    std::shared_ptr<const StoredArray> array;
+    std::vector<const Node*> stored;  // the nodes read from storage
+    std::vector<std::string> fused;   // the group's members, inputs first
+  };
+  FusedInput FusedInputOf(const Node& input) {
+    if (boundary_.contains(&input)) return {InputArray(input), {&input}, {}};
+    const NodeSet members = Members(input);
+    FusedInput result;
+    for (const NodePtr& member : order_) {
+      if (!members.contains(member.get())) continue;
+      result.fused.push_back(member->name());
+      for (const NodePtr& read : member->inputs()) {
+        if (!members.contains(read.get())) result.stored.push_back(read.get());
+      }
+    }
+    result.array = MakeEvaluatedArray(MakeEvaluator(input, members));
+    return result;
   }
 
   void CheckMemory(const FinalizedPlan::State& state) const {

@@ -156,7 +156,64 @@ Array MakeInput(const json& spec, const tessera::Spec& tessera_spec) {
       "an input must be zarr, random, ones, zeros, full, arange or raw: " + spec.dump());
 }
 
-// One step: an elementwise function, where, astype or broadcast_to.
+// A reduction step, or nullopt for another function:
+//   {"out": "m", "fn": "mean", "args": ["a"], "axis": null | 1 | [0, 2],
+//    "keepdims": false, "dtype": "float32", "correction": 1}
+std::optional<Array> RunReduction(const std::string& fn, const json& step, const Array& x) {
+  static const std::map<std::string, tessera::ReductionOp> kOps = {
+      {"sum", tessera::ReductionOp::kSum},     {"prod", tessera::ReductionOp::kProd},
+      {"mean", tessera::ReductionOp::kMean},   {"var", tessera::ReductionOp::kVar},
+      {"std", tessera::ReductionOp::kStd},     {"min", tessera::ReductionOp::kMin},
+      {"max", tessera::ReductionOp::kMax},     {"argmin", tessera::ReductionOp::kArgMin},
+      {"argmax", tessera::ReductionOp::kArgMax}, {"all", tessera::ReductionOp::kAll},
+      {"any", tessera::ReductionOp::kAny},     {"count_nonzero", tessera::ReductionOp::kCountNonzero}};
+  const auto found = kOps.find(fn);
+  if (found == kOps.end()) return std::nullopt;
+  tessera::Axes axes;
+  std::optional<int> axis;
+  if (step.contains("axis") && !step.at("axis").is_null()) {
+    const json& a = step.at("axis");
+    if (a.is_number()) {
+      axes = tessera::Axes(a.get<int>());
+      axis = a.get<int>();
+    } else {
+      axes = tessera::Axes(a.get<std::vector<int>>());
+    }
+  }
+  const bool keepdims = step.value("keepdims", false);
+  std::optional<DType> dtype;
+  if (step.contains("dtype")) dtype = DType::FromName(step.at("dtype").get<std::string>());
+  const double correction = step.value("correction", 0.0);
+  switch (found->second) {
+    case tessera::ReductionOp::kSum:
+      return tessera::sum(x, axes, keepdims, dtype);
+    case tessera::ReductionOp::kProd:
+      return tessera::prod(x, axes, keepdims, dtype);
+    case tessera::ReductionOp::kMean:
+      return tessera::mean(x, axes, keepdims, dtype);
+    case tessera::ReductionOp::kVar:
+      return tessera::var(x, axes, keepdims, correction, dtype);
+    case tessera::ReductionOp::kStd:
+      return tessera::std(x, axes, keepdims, correction, dtype);
+    case tessera::ReductionOp::kMin:
+      return tessera::min(x, axes, keepdims);
+    case tessera::ReductionOp::kMax:
+      return tessera::max(x, axes, keepdims);
+    case tessera::ReductionOp::kArgMin:
+      return tessera::argmin(x, axis, keepdims);
+    case tessera::ReductionOp::kArgMax:
+      return tessera::argmax(x, axis, keepdims);
+    case tessera::ReductionOp::kAll:
+      return tessera::all(x, axes, keepdims);
+    case tessera::ReductionOp::kAny:
+      return tessera::any(x, axes, keepdims);
+    case tessera::ReductionOp::kCountNonzero:
+      return tessera::count_nonzero(x, axes, keepdims);
+  }
+  return std::nullopt;
+}
+
+// One step: an elementwise function, where, astype, broadcast_to or a reduction.
 Array RunStep(const json& step, const std::map<std::string, Array>& arrays) {
   const std::string fn = step.at("fn").get<std::string>();
   const json& args = step.at("args");
@@ -166,6 +223,7 @@ Array RunStep(const json& step, const std::map<std::string, Array>& arrays) {
     if (found == arrays.end()) throw tessera::InvalidArgument("no array named \"" + name + "\"");
     return found->second;
   };
+  if (std::optional<Array> reduced = RunReduction(fn, step, array(0))) return *reduced;
   if (fn == "astype")
     return tessera::astype(array(0), DType::FromName(step.at("dtype").get<std::string>()));
   if (fn == "broadcast_to") return tessera::broadcast_to(array(0), ShapeOf(step.at("shape")));

@@ -1,0 +1,133 @@
+#include "reduce_op.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "region_copy.hpp"
+
+namespace tessera {
+
+ChunkGrid ReductionOutputGrid(const ReductionRound& round) {
+  Shape shape = round.input_shape;
+  Shape chunks = round.input_chunks;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (!round.reduced[d]) continue;
+    const Index blocks = CeilDiv(round.input_shape[d], round.input_chunks[d]);
+    shape[d] = std::max<Index>(1, CeilDiv(blocks, round.group[d]));
+    chunks[d] = 1;
+  }
+  return ChunkGrid(std::move(shape), std::move(chunks));
+}
+
+ReduceOp::ReduceOp(OpInfo info, ReductionRound round, std::shared_ptr<const StoredArray> input,
+                   std::shared_ptr<OpOutput> output, std::int64_t reserved_mem)
+    : OutputOp(std::move(info), std::move(output), reserved_mem),
+      round_(std::move(round)),
+      input_(std::move(input)),
+      tasks_(ReductionOutputGrid(round_)),
+      read_dtype_(round_.from_values ? round_.values_dtype : uint8) {
+  info_.num_tasks = tasks_.num_blocks();
+  info_.task_shape = round_.group;
+  info_.input_chunks = round_.input_chunks;
+}
+
+Region ReduceOp::InputRegion(const Shape& task_block) const {
+  Region region = tasks_.BlockRegion(task_block);
+  for (std::size_t d = 0; d < region.start.size(); ++d) {
+    if (!round_.reduced[d]) continue;
+    const Index span = round_.group[d] * round_.input_chunks[d];
+    const Index begin = std::min(task_block[d] * span, round_.input_shape[d]);
+    region.start[d] = begin;
+    region.shape[d] = std::min(begin + span, round_.input_shape[d]) - begin;
+  }
+  if (!round_.from_values) {
+    // Partial states carry their bytes as a trailing dimension.
+    region.start.push_back(0);
+    region.shape.push_back(round_.kernel.state_bytes);
+  }
+  return region;
+}
+
+Shape ReduceOp::StatesShape(const Shape& task_block) const {
+  Shape shape = tasks_.BlockShape(task_block);
+  shape.push_back(round_.kernel.state_bytes);
+  return shape;
+}
+
+Shape ReduceOp::OutputBlock(const Shape& task_block) const {
+  if (!round_.last) {
+    Shape block = task_block;
+    block.push_back(0);
+    return block;
+  }
+  Shape block;
+  for (std::size_t d = 0; d < task_block.size(); ++d) {
+    if (!round_.reduced[d] || round_.keepdims) block.push_back(round_.reduced[d] ? 0 : task_block[d]);
+  }
+  return block;
+}
+
+std::int64_t ReduceOp::projected_mem(std::int64_t task) const {
+  const Shape task_block = tasks_.BlockIndex(task);
+  const Region region = InputRegion(task_block);
+  const bool empty = ShapeSize(region.shape) == 0;
+  const std::int64_t read_peak = empty ? 0 : input_->ProjectRead(region);
+  const std::int64_t read_held =
+      empty || input_->SharesRead(region) ? 0 : RegionBytes(region, read_dtype_);
+  const std::int64_t outputs = ShapeSize(tasks_.BlockShape(task_block));
+  const std::int64_t states = outputs * round_.kernel.state_bytes;
+  const std::int64_t results = round_.last ? outputs * info_.dtype.itemsize() : 0;
+  const std::int64_t written = round_.last ? results : states;
+  const std::int64_t write = output_->ProjectWrite(OutputBlock(task_block));
+  return reserved_mem_ + std::max({read_peak, read_held + states, states + results, written + write});
+}
+
+std::string ReduceOp::DescribeTask(std::int64_t task) const {
+  const Region region = InputRegion(tasks_.BlockIndex(task));
+  return "the input region " + ShapeToString(region.start) + " of shape " +
+         ShapeToString(region.shape);
+}
+
+bool ReduceOp::IsTaskDone(std::int64_t task) const {
+  return output_->Has(OutputBlock(tasks_.BlockIndex(task)));
+}
+
+void ReduceOp::RunTask(std::int64_t task) const {
+  const Shape task_block = tasks_.BlockIndex(task);
+  const Region region = InputRegion(task_block);
+  std::shared_ptr<const NDArray> data;
+  if (ShapeSize(region.shape) == 0) {
+    data = std::make_shared<const NDArray>(region.shape, read_dtype_);
+  } else {
+    data = input_->Read(region);
+  }
+  NDArray states(StatesShape(task_block), uint8);
+  if (round_.from_values) {
+    round_.kernel.from_values(*data, round_.reduced, region.start, round_.values_shape,
+                              round_.index_axis, states.mutable_bytes().data());
+  } else {
+    round_.kernel.from_partials(*data, round_.reduced, states.mutable_bytes().data());
+  }
+  data.reset();
+  if (!round_.last) {
+    output_->Write(OutputBlock(task_block), std::move(states));
+    return;
+  }
+  const Shape output_block = OutputBlock(task_block);
+  const Shape block_shape = tasks_.BlockShape(task_block);
+  Shape result_shape;
+  for (std::size_t d = 0; d < block_shape.size(); ++d) {
+    if (!round_.reduced[d] || round_.keepdims) result_shape.push_back(block_shape[d]);
+  }
+  NDArray results(std::move(result_shape), info_.dtype);
+  round_.kernel.finish(states.bytes().data(), results.size(), round_.correction,
+                       results.mutable_bytes().data());
+  { const NDArray freed = std::move(states); }
+  output_->Write(output_block, std::move(results));
+}
+
+std::int64_t ReduceOp::MaxProjection(std::int64_t* worst_task) const {
+  return LargestProjection(tasks_, {}, worst_task);
+}
+
+}  // namespace tessera
