@@ -9,6 +9,7 @@
 #include "tessera/api/creation.hpp"
 #include "tessera/api/elementwise.hpp"
 #include "tessera/api/map_blocks.hpp"
+#include "tessera/api/reduction.hpp"
 #include "tessera/storage/memory_store.hpp"
 #include "tessera/storage/zarr_array.hpp"
 
@@ -97,6 +98,11 @@ std::vector<Case> Cases() {
   add_case("rechunk through disk", lz4.rechunk({7, 130}), on_disk, std::nullopt);
   add_case("rechunk of raw chunks to zarr", raw.rechunk({128, 100}), fused, "blosc-lz4");
   add_case("rechunk of an in-memory array", row.rechunk({13}), fused, std::nullopt);
+  add_case("sum over axis 0 of compressed chunks", sum(lz4, 0), fused, std::nullopt);
+  add_case("mean of a fused elementwise input", mean(raw * 2.0f - lz4), fused, std::nullopt);
+  add_case("var with partials on disk", var(lz4, 1, false, 1), on_disk, std::nullopt);
+  add_case("argmax over axis 1", argmax(raw, 1), fused, std::nullopt);
+  add_case("max over both axes to zarr", max(lz4, {0, 1}, true), fused, "blosc-lz4");
   return cases;
 }
 

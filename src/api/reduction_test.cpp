@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <iostream>
 #include <limits>
 
 #include "tessera/api/creation.hpp"
@@ -71,11 +70,137 @@ TEST(ReductionTest, SmallBudgetTakesSeveralRounds) {
     if (op.kind == "reduce") ++rounds;
   }
   EXPECT_GT(rounds, 1) << plan.summary();
-  std::cout << plan.summary();
   const NDArray result = total.compute(Quiet());
   ASSERT_EQ(result.shape(), Shape{10});
   ASSERT_EQ(result.dtype(), uint64);
   for (const std::uint64_t v : result.data<std::uint64_t>()) EXPECT_EQ(v, 100u);
+}
+
+// A budget that holds only a few partial results per task: rounds follow from it (the
+// number of blocks per task is the largest that fits), every task within it.
+TEST(ReductionTest, RoundsFollowFromTheBudget) {
+  const auto x = [](std::int64_t allowed) { return arange(0, 1000, 1, int32, 1, SpecOf(allowed)); };
+  const auto rounds_under = [&](std::int64_t allowed) {
+    const FinalizedPlan plan = sum(x(allowed)).plan();
+    EXPECT_LE(plan.max_projected_mem(), allowed);
+    int rounds = 0;
+    for (const OpInfo& op : plan.ops()) rounds += op.kind == "reduce" ? 1 : 0;
+    return rounds;
+  };
+  const int generous = rounds_under(1 << 20);
+  const int tight = rounds_under(100);
+  EXPECT_GE(tight, 3);
+  EXPECT_LT(generous, tight);
+  EXPECT_EQ(sum(x(100)).compute(Quiet()).data<std::int64_t>()[0], 999 * 1000 / 2);
+}
+
+// var and std from partial moments (Chan's combination) across blocks and rounds,
+// against the two-pass formula on the same values.
+TEST(ReductionTest, MomentsCombineAcrossBlocks) {
+  std::vector<double> values;
+  for (int i = 0; i < 60; ++i) values.push_back(1e6 + std::sin(i) * 3.0 + (i % 7));
+  NDArray data = NDArray::FromValues<double>({6, 10}, values);
+  const Array x = asarray(data, {1, 3}, SpecOf(400));
+  for (const double correction : {0.0, 1.0}) {
+    const NDArray v = var(x, 0, false, correction).compute(Quiet());
+    const NDArray s = tessera::std(x, 1, true, correction).compute(Quiet());
+    ASSERT_EQ(s.shape(), (Shape{6, 1}));
+    for (int col = 0; col < 10; ++col) {
+      double mean = 0;
+      for (int row = 0; row < 6; ++row) mean += values[static_cast<std::size_t>(row * 10 + col)];
+      mean /= 6;
+      double m2 = 0;
+      for (int row = 0; row < 6; ++row) {
+        const double d = values[static_cast<std::size_t>(row * 10 + col)] - mean;
+        m2 += d * d;
+      }
+      EXPECT_NEAR(v.data<double>()[static_cast<std::size_t>(col)], m2 / (6 - correction), 1e-6);
+    }
+    for (int row = 0; row < 6; ++row) {
+      double mean = 0;
+      for (int col = 0; col < 10; ++col) mean += values[static_cast<std::size_t>(row * 10 + col)];
+      mean /= 10;
+      double m2 = 0;
+      for (int col = 0; col < 10; ++col) {
+        const double d = values[static_cast<std::size_t>(row * 10 + col)] - mean;
+        m2 += d * d;
+      }
+      EXPECT_NEAR(s.data<double>()[static_cast<std::size_t>(row)], std::sqrt(m2 / (10 - correction)),
+                  1e-9);
+    }
+  }
+}
+
+// argmin/argmax: the first extreme across blocks (ties to the smaller index), the first
+// NaN when there is one; indices into the flattened array without an axis.
+TEST(ReductionTest, ArgExtremesTakeTheFirstOccurrence) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  NDArray data = NDArray::FromValues<double>(
+      {3, 4}, std::vector<double>{5, 1, 7, 1, 7, 0, 7, nan, 2, 0, 3, nan});
+  const Array x = asarray(data, {2, 1}, SpecOf(1 << 20));
+  EXPECT_EQ(argmax(x).compute(Quiet()).data<std::int64_t>()[0], 7);  // the first NaN
+  const NDArray by_row = argmin(x, 1).compute(Quiet());
+  EXPECT_EQ(by_row.data<std::int64_t>()[0], 1);  // 1 at columns 1 and 3
+  EXPECT_EQ(by_row.data<std::int64_t>()[1], 3);  // NaN
+  EXPECT_EQ(by_row.data<std::int64_t>()[2], 3);
+  const NDArray by_column = argmax(x, 0).compute(Quiet());
+  EXPECT_EQ(by_column.data<std::int64_t>()[0], 1);
+  EXPECT_EQ(by_column.data<std::int64_t>()[2], 0);  // 7 at rows 0 and 1
+  EXPECT_EQ(by_column.data<std::int64_t>()[3], 1);  // NaN
+}
+
+// Empty reductions as numpy: identities for sum/prod/all/any/count_nonzero, NaN for the
+// mean; min/max/argmin/argmax refuse when they would have to produce values.
+TEST(ReductionTest, EmptyReductionsAsNumpy) {
+  const Array x = zeros({0, 3}, float32, {1, 2}, SpecOf(1 << 20));
+  const NDArray s = sum(x, 0).compute(Quiet());
+  ASSERT_EQ(s.shape(), Shape{3});
+  for (const float v : s.data<float>()) EXPECT_EQ(v, 0.0f);
+  const NDArray m = mean(x, 0).compute(Quiet());
+  for (const float v : m.data<float>()) EXPECT_TRUE(std::isnan(v));
+  EXPECT_EQ(prod(x).compute(Quiet()).data<float>()[0], 1.0f);
+  EXPECT_TRUE(all(x).compute(Quiet()).data<bool>()[0]);
+  EXPECT_FALSE(any(x).compute(Quiet()).data<bool>()[0]);
+  EXPECT_EQ(count_nonzero(x).compute(Quiet()).data<std::int64_t>()[0], 0);
+  EXPECT_EQ(max(x, 1).compute(Quiet()).shape(), Shape{0});  // nothing to produce
+  try {
+    (void)max(x, 0);
+    FAIL() << "max over an empty axis must be refused";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("has no identity"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)argmin(x), InvalidArgument);
+}
+
+// Integer sums wrap as numpy's (int64 accumulation); a requested dtype casts first.
+TEST(ReductionTest, IntegerSumsWrapAndRequestedDtypesCastFirst) {
+  const Array big = full({4}, Scalar(std::int64_t{1} << 62), int64, {1}, SpecOf(1 << 20));
+  EXPECT_EQ(sum(big).compute(Quiet()).data<std::int64_t>()[0], 0);  // 4 * 2^62 wraps to 0
+  const Array bytes = full({3}, Scalar(std::int64_t{200}), uint8, {2}, SpecOf(1 << 20));
+  EXPECT_EQ(sum(bytes).compute(Quiet()).data<std::uint64_t>()[0], 600u);
+  EXPECT_EQ(sum(bytes, {}, false, uint8).compute(Quiet()).data<std::uint8_t>()[0], 600 % 256);
+  const Array flags = full({5}, Scalar(true), bool_, {2}, SpecOf(1 << 20));
+  EXPECT_EQ(sum(flags).compute(Quiet()).data<std::int64_t>()[0], 5);
+}
+
+// A budget below one block's needs is refused at plan time, naming an allowed_mem under
+// which the whole reduction then plans and runs.
+TEST(ReductionTest, RefusalNamesABudgetThatRuns) {
+  const Array x = ones({40, 30}, float64, {10, 30}, SpecOf(1000));
+  try {
+    (void)mean(x, 0).plan();
+    FAIL() << "a 2400-byte block cannot fit in 1000 bytes";
+  } catch (const MemoryBudgetError& e) {
+    const std::string what = e.what();
+    const std::string marker = "the smallest allowed_mem that would run it is ";
+    const std::size_t at = what.find(marker);
+    ASSERT_NE(at, std::string::npos) << what;
+    const std::int64_t needed = std::stoll(what.substr(at + marker.size()));
+    EXPECT_GT(needed, 2400);
+    const Array y = ones({40, 30}, float64, {10, 30}, SpecOf(needed));
+    const NDArray m = mean(y, 0).compute(Quiet());
+    for (const double v : m.data<double>()) EXPECT_EQ(v, 1.0);
+  }
 }
 
 }  // namespace
