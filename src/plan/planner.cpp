@@ -6,6 +6,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "contract_op.hpp"
 #include "finalized_plan_state.hpp"
 #include "fused_evaluator.hpp"
 #include "fused_op.hpp"
@@ -113,7 +114,14 @@ class PlanBuilder {
         boundary_.insert(raw);
         continue;
       }
-      if (IsGenerator(node->kind())) continue;  // recomputed by each reader, for free
+      if (IsGenerator(node->kind())) {
+        // Recomputed by each reader, for free; stored when an op planned alone reads it
+        // by region.
+        for (const Node* reader : consumers_[raw]) {
+          if (IsPlannedAlone(reader->kind())) boundary_.insert(raw);
+        }
+        continue;
+      }
       if (!options_.fuse || IsPlannedAlone(node->kind())) boundary_.insert(raw);
       const NodeSet& readers = consumers_[raw];
       if (readers.size() > 1) boundary_.insert(raw);
@@ -343,6 +351,10 @@ class PlanBuilder {
         AddRechunk(*node, *state, in_memory);
         continue;
       }
+      if (node->kind() == NodeKind::kContract) {
+        AddContract(*node, *state);
+        continue;
+      }
       if (node->kind() == NodeKind::kReduce) {
         throw Error("plan: reductions (\"" + node->name() +
                     "\") are not planned yet (issue 5, work in progress)");
@@ -447,6 +459,21 @@ class PlanBuilder {
       state.worst_tasks.push_back(ops.worst_tasks[k]);
     }
     op_index_[&node] = static_cast<int>(state.ops.size()) - 1;
+  }
+
+  // The op computing contraction `node` (matmul, tensordot, ...), appended to `state`.
+  void AddContract(const Node& node, FinalizedPlan::State& state) {
+    const Node& a = *node.inputs()[0];
+    const Node& b = *node.inputs()[1];
+    OpInfo info;
+    info.name = node.name();
+    info.kind = "contract";
+    info.fused = {node.name()};
+    info.tier = outputs_.at(&node)->tier();
+    AppendOp(node,
+             MakeContractOp(std::move(info), node, InputArray(a), InputArray(b),
+                            outputs_.at(&node), spec_),
+             {&a, &b}, state);
   }
 
   void CheckMemory(const FinalizedPlan::State& state) const {
