@@ -52,7 +52,7 @@ std::vector<NodePtr> TopologicalOrder(const std::vector<NodePtr>& outputs) {
 // computed inside the consumer's task)?
 bool ReadsAligned(const Node& consumer, const Node& input) {
   if (IsPlannedAlone(consumer.kind())) return false;  // reads across chunks
-  if (IsGenerator(input.kind())) return true;  // computed from the index, any grid
+  if (IsGenerator(input.kind())) return true;         // computed from the index, any grid
   if (input.kind() == NodeKind::kBroadcast && consumer.kind() != NodeKind::kBroadcast &&
       consumer.shape() == input.shape()) {
     // A broadcast is evaluated over whatever region its reader asks for; only the
@@ -471,8 +471,8 @@ class PlanBuilder {
     info.fused = {node.name()};
     info.tier = outputs_.at(&node)->tier();
     AppendOp(node,
-             MakeContractOp(std::move(info), node, InputArray(a), InputArray(b),
-                            outputs_.at(&node), spec_),
+             MakeContractOp(std::move(info), node, InputArray(a), InputArray(b), outputs_.at(&node),
+                            spec_),
              {&a, &b}, state);
   }
 

@@ -19,7 +19,10 @@
 //              {"out": "u", "fn": "add", "args": ["s", SCALAR]},
 //              {"out": "v", "fn": "astype", "args": ["u"], "dtype": "int16"},
 //              {"out": "w", "fn": "where", "args": ["cond", "x", SCALAR]},
-//              {"out": "bb", "fn": "broadcast_to", "args": ["a"], "shape": [3, 5, 7]}],
+//              {"out": "bb", "fn": "broadcast_to", "args": ["a"], "shape": [3, 5, 7]},
+//              {"out": "m", "fn": "matmul", "args": ["a", "b"]},   // or "outer"
+//              {"out": "t", "fn": "tensordot", "args": ["a", "b"], "axes": 1},  // or [[..], [..]]
+//              {"out": "d", "fn": "vecdot", "args": ["a", "b"], "axis": -1}],
 //    "outputs": {"v": "/tmp/x/v.zarr",                                  // to_zarr
 //                "w": {"zarr": "/tmp/x/w.zarr", "compressor": "none"},  // or a codec spec
 //                "s": {"raw": "/tmp/x/s.bin"}},                         // compute()
@@ -156,7 +159,7 @@ Array MakeInput(const json& spec, const tessera::Spec& tessera_spec) {
       "an input must be zarr, random, ones, zeros, full, arange or raw: " + spec.dump());
 }
 
-// One step: an elementwise function, where, astype or broadcast_to.
+// One step: an elementwise function, where, astype, broadcast_to or a linalg function.
 Array RunStep(const json& step, const std::map<std::string, Array>& arrays) {
   const std::string fn = step.at("fn").get<std::string>();
   const json& args = step.at("args");
@@ -169,6 +172,15 @@ Array RunStep(const json& step, const std::map<std::string, Array>& arrays) {
   if (fn == "astype")
     return tessera::astype(array(0), DType::FromName(step.at("dtype").get<std::string>()));
   if (fn == "broadcast_to") return tessera::broadcast_to(array(0), ShapeOf(step.at("shape")));
+  if (fn == "matmul") return tessera::matmul(array(0), array(1));
+  if (fn == "outer") return tessera::outer(array(0), array(1));
+  if (fn == "vecdot") return tessera::vecdot(array(0), array(1), step.value("axis", -1));
+  if (fn == "tensordot") {
+    const json& axes = step.value("axes", json(2));
+    if (axes.is_number()) return tessera::tensordot(array(0), array(1), axes.get<int>());
+    return tessera::tensordot(array(0), array(1), axes.at(0).get<std::vector<int>>(),
+                              axes.at(1).get<std::vector<int>>());
+  }
   if (fn == "where") {
     if (IsScalar(args.at(1))) return tessera::where(array(0), ParseScalar(args.at(1)), array(2));
     if (IsScalar(args.at(2))) return tessera::where(array(0), array(1), ParseScalar(args.at(2)));
@@ -198,6 +210,7 @@ json DescribePlan(const std::vector<std::string>& names, const tessera::Finalize
                        {"tasks", op.num_tasks},
                        {"projected_mem", op.projected_mem},
                        {"fused", op.fused},
+                       {"contraction_steps", op.contraction_steps},
                        {"tier", std::string(tessera::TierName(op.tier))}});
   }
   json ran = json::array();
