@@ -99,10 +99,12 @@ def main():
                     report = json.loads(stdout)
                     if "error" in report:
                         sys.exit(f"tessera: {report['error']}")
-                    [op] = [op for op in report["plans"][0]["ops"] if op["kind"] == "contract"]
+                    plan = report["plans"][0]
+                    [op] = [op for op in plan["ops"] if op["kind"] == "contract"]
+                    [ran] = [ran for ran in plan["report"] if ran["name"] == op["name"]]
                     note = (f"{op['tasks']} tasks, {op['contraction_steps']} slabs, projected "
                             f"{format_size(op['projected_mem'])}, measured "
-                            f"{format_size(op.get('measured_mem_max', 0))}")
+                            f"{format_size(ran['measured_mem_max'])}")
                 else:
                     _, wall, rss = measure([sys.executable, "-c", CHILD, tool, paths["a"],
                                             paths["b"], out, str(args.workers)])
