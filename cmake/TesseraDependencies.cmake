@@ -7,9 +7,11 @@ pkg_check_modules(BLOSC REQUIRED IMPORTED_TARGET blosc)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET liblz4)
 find_package(ZLIB REQUIRED)
+# OpenBLAS (libopenblas-dev) for matmul's float GEMMs.
+pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 
 # One interface target carrying the private third-party dependencies.
 add_library(tessera_third_party INTERFACE)
 target_link_libraries(tessera_third_party INTERFACE
-  PkgConfig::BLOSC PkgConfig::ZSTD PkgConfig::LZ4 ZLIB::ZLIB nlohmann_json::nlohmann_json
+  PkgConfig::BLOSC PkgConfig::ZSTD PkgConfig::LZ4 PkgConfig::OPENBLAS ZLIB::ZLIB nlohmann_json::nlohmann_json
   Threads::Threads)

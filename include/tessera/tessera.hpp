@@ -6,6 +6,7 @@
 #include "tessera/api/array.hpp"
 #include "tessera/api/creation.hpp"
 #include "tessera/api/elementwise.hpp"
+#include "tessera/api/linalg.hpp"
 #include "tessera/api/map_blocks.hpp"
 #include "tessera/api/reduction.hpp"
 #include "tessera/core/buffer.hpp"

@@ -37,6 +37,8 @@ struct NodeDetail {
   std::vector<int> axes;
   bool keepdims = false;
   double correction = 0;
+  // kContract
+  Contraction contraction;
   // kMapBlocks
   BlockFunction function;
   std::int64_t extra_projected_mem = 0;

@@ -6,6 +6,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "contract_op.hpp"
 #include "finalized_plan_state.hpp"
 #include "fused_evaluator.hpp"
 #include "fused_op.hpp"
@@ -117,7 +118,15 @@ class PlanBuilder {
         boundary_.insert(raw);
         continue;
       }
-      if (IsGenerator(node->kind())) continue;  // recomputed by each reader, for free
+      if (IsGenerator(node->kind())) {
+        // Recomputed by each reader, for free; stored when an op planned alone reads it
+        // from storage by region (a reduction computes it instead).
+        for (const Node* reader : consumers_[raw]) {
+          if (IsPlannedAlone(reader->kind()) && !ReadsAligned(*reader, *node))
+            boundary_.insert(raw);
+        }
+        continue;
+      }
       if (!options_.fuse || IsPlannedAlone(node->kind())) boundary_.insert(raw);
       const NodeSet& readers = consumers_[raw];
       if (readers.size() > 1) boundary_.insert(raw);
@@ -360,6 +369,10 @@ class PlanBuilder {
         AddRechunk(*node, *state, in_memory);
         continue;
       }
+      if (node->kind() == NodeKind::kContract) {
+        AddContract(*node, *state);
+        continue;
+      }
       if (node->kind() == NodeKind::kReduce) {
         AddReduction(*node, *state, in_memory);
         continue;
@@ -524,6 +537,21 @@ class PlanBuilder {
     }
     result.array = MakeEvaluatedArray(MakeEvaluator(input, members));
     return result;
+  }
+
+  // The op computing contraction `node` (matmul, tensordot, ...), appended to `state`.
+  void AddContract(const Node& node, FinalizedPlan::State& state) {
+    const Node& a = *node.inputs()[0];
+    const Node& b = *node.inputs()[1];
+    OpInfo info;
+    info.name = node.name();
+    info.kind = "contract";
+    info.fused = {node.name()};
+    info.tier = outputs_.at(&node)->tier();
+    AppendOp(&node,
+             MakeContractOp(std::move(info), node, InputArray(a), InputArray(b), outputs_.at(&node),
+                            spec_),
+             {&a, &b}, state);
   }
 
   void CheckMemory(const FinalizedPlan::State& state) const {

@@ -19,7 +19,10 @@
 //              {"out": "u", "fn": "add", "args": ["s", SCALAR]},
 //              {"out": "v", "fn": "astype", "args": ["u"], "dtype": "int16"},
 //              {"out": "w", "fn": "where", "args": ["cond", "x", SCALAR]},
-//              {"out": "bb", "fn": "broadcast_to", "args": ["a"], "shape": [3, 5, 7]}],
+//              {"out": "bb", "fn": "broadcast_to", "args": ["a"], "shape": [3, 5, 7]},
+//              {"out": "m", "fn": "matmul", "args": ["a", "b"]},   // or "outer"
+//              {"out": "t", "fn": "tensordot", "args": ["a", "b"], "axes": 1},  // or [[..], [..]]
+//              {"out": "d", "fn": "vecdot", "args": ["a", "b"], "axis": -1}],
 //    "outputs": {"v": "/tmp/x/v.zarr",                                  // to_zarr
 //                "w": {"zarr": "/tmp/x/w.zarr", "compressor": "none"},  // or a codec spec
 //                "s": {"raw": "/tmp/x/s.bin"}},                         // compute()
@@ -159,7 +162,8 @@ Array MakeInput(const json& spec, const tessera::Spec& tessera_spec) {
 // A reduction step, or nullopt for another function:
 //   {"out": "m", "fn": "mean", "args": ["a"], "axis": null | 1 | [0, 2],
 //    "keepdims": false, "dtype": "float32", "correction": 1}
-std::optional<Array> RunReduction(const std::string& fn, const json& step, const Array& x) {
+template <class FirstArray>
+std::optional<Array> RunReduction(const std::string& fn, const json& step, FirstArray first) {
   static const std::map<std::string, tessera::ReductionOp> kOps = {
       {"sum", tessera::ReductionOp::kSum},     {"prod", tessera::ReductionOp::kProd},
       {"mean", tessera::ReductionOp::kMean},   {"var", tessera::ReductionOp::kVar},
@@ -169,6 +173,7 @@ std::optional<Array> RunReduction(const std::string& fn, const json& step, const
       {"any", tessera::ReductionOp::kAny},     {"count_nonzero", tessera::ReductionOp::kCountNonzero}};
   const auto found = kOps.find(fn);
   if (found == kOps.end()) return std::nullopt;
+  const Array& x = first();
   tessera::Axes axes;
   std::optional<int> axis;
   if (step.contains("axis") && !step.at("axis").is_null()) {
@@ -213,7 +218,8 @@ std::optional<Array> RunReduction(const std::string& fn, const json& step, const
   return std::nullopt;
 }
 
-// One step: an elementwise function, where, astype, broadcast_to or a reduction.
+// One step: an elementwise function, where, astype, broadcast_to, a reduction or a linalg
+// function.
 Array RunStep(const json& step, const std::map<std::string, Array>& arrays) {
   const std::string fn = step.at("fn").get<std::string>();
   const json& args = step.at("args");
@@ -223,10 +229,20 @@ Array RunStep(const json& step, const std::map<std::string, Array>& arrays) {
     if (found == arrays.end()) throw tessera::InvalidArgument("no array named \"" + name + "\"");
     return found->second;
   };
-  if (std::optional<Array> reduced = RunReduction(fn, step, array(0))) return *reduced;
+  if (std::optional<Array> reduced = RunReduction(fn, step, [&] { return array(0); }))
+    return *reduced;
   if (fn == "astype")
     return tessera::astype(array(0), DType::FromName(step.at("dtype").get<std::string>()));
   if (fn == "broadcast_to") return tessera::broadcast_to(array(0), ShapeOf(step.at("shape")));
+  if (fn == "matmul") return tessera::matmul(array(0), array(1));
+  if (fn == "outer") return tessera::outer(array(0), array(1));
+  if (fn == "vecdot") return tessera::vecdot(array(0), array(1), step.value("axis", -1));
+  if (fn == "tensordot") {
+    const json& axes = step.value("axes", json(2));
+    if (axes.is_number()) return tessera::tensordot(array(0), array(1), axes.get<int>());
+    return tessera::tensordot(array(0), array(1), axes.at(0).get<std::vector<int>>(),
+                              axes.at(1).get<std::vector<int>>());
+  }
   if (fn == "where") {
     if (IsScalar(args.at(1))) return tessera::where(array(0), ParseScalar(args.at(1)), array(2));
     if (IsScalar(args.at(2))) return tessera::where(array(0), array(1), ParseScalar(args.at(2)));
@@ -256,6 +272,7 @@ json DescribePlan(const std::vector<std::string>& names, const tessera::Finalize
                        {"tasks", op.num_tasks},
                        {"projected_mem", op.projected_mem},
                        {"fused", op.fused},
+                       {"contraction_steps", op.contraction_steps},
                        {"tier", std::string(tessera::TierName(op.tier))}});
   }
   json ran = json::array();

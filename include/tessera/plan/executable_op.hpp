@@ -56,6 +56,10 @@ struct OpInfo {
   // of `num_stages`; 0 for other ops.
   int stage = 0;
   int num_stages = 0;
+  // A contraction (matmul, tensordot, ...): each task sums over the contracted
+  // dimensions in `contraction_steps` slabs of `contraction_block`; 0 / empty for others.
+  Shape contraction_block;
+  std::int64_t contraction_steps = 0;
   int concurrency = 1;      // tasks that may run at once under total_mem
   std::vector<int> inputs;  // indices (in FinalizedPlan::ops()) of ops it reads
 };

@@ -24,6 +24,7 @@
 #include "tessera/core/ndarray.hpp"
 #include "tessera/core/scalar.hpp"
 #include "tessera/core/shape.hpp"
+#include "tessera/plan/contraction.hpp"
 #include "tessera/plan/reduction.hpp"
 
 namespace tessera {
@@ -44,7 +45,8 @@ enum class NodeKind {
   kBroadcast,  // x seen with a larger shape (stride 0 along broadcast dimensions)
   kMapBlocks,  // a user's C++ function of whole blocks
   kRechunk,    // the input on another chunk grid (planned in stages, plan/rechunk_*)
-  kReduce,     // a reduction over some axes (planned in rounds; WIP, issue 5)
+  kReduce,     // a reduction over some axes (planned in rounds, plan/reduction_rounds)
+  kContract,   // sums of products of two inputs (matmul, tensordot, ...: contraction.hpp)
 };
 
 // Is the node computed element by element from its inputs (fusable tile by tile)?
@@ -155,6 +157,15 @@ NodePtr MakeRechunk(NodePtr x, Shape chunks);
 // `correction` is var/std's ddof. argmin/argmax take one axis, or all of them.
 NodePtr MakeReduce(ReductionOp op, NodePtr x, std::vector<int> axes, bool keepdims,
                    std::optional<DType> dtype, double correction = 0);
+
+// ---- contractions ---------------------------------------------------------------
+// `op` ("matmul", "tensordot", ...) of a and b lined up by `contraction`: result[batch,
+// i, j] = sum over the contracted pairs of a[...] * b[...]. Both operands are cast to
+// ResultType(a, b) first; bool computes logical or of ands (numpy). The result takes a's
+// chunks along its free dimensions, b's along b's, and the first spanning operand's
+// along batch dimensions. InvalidArgument when the contraction does not fit the shapes
+// (the api/linalg functions check their arguments first, with their own messages).
+NodePtr MakeContract(std::string op, NodePtr a, NodePtr b, Contraction contraction);
 
 // How a broadcast node (kBroadcast) lines up with its input: input dimension `d` is
 // the broadcast's dimension `BroadcastDim(b, d)` (trailing dimensions align), and the
