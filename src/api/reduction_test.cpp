@@ -70,6 +70,13 @@ TEST(ReductionTest, SmallBudgetTakesSeveralRounds) {
     if (op.kind == "reduce") ++rounds;
   }
   EXPECT_GT(rounds, 1) << plan.summary();
+  // docs/memory-model.md, "Reductions": 8 tasks of 13 rows (130 B read + 80 B of
+  // states), then one task combining the 8 partials (640 B + 80 B states + 80 B result).
+  ASSERT_EQ(plan.ops().size(), 2u) << plan.summary();
+  EXPECT_EQ(plan.ops()[0].num_tasks, 8);
+  EXPECT_EQ(plan.ops()[0].projected_mem, 130 + 80);
+  EXPECT_EQ(plan.ops()[1].num_tasks, 1);
+  EXPECT_EQ(plan.ops()[1].projected_mem, 640 + 80);
   const NDArray result = total.compute(Quiet());
   ASSERT_EQ(result.shape(), Shape{10});
   ASSERT_EQ(result.dtype(), uint64);
