@@ -132,8 +132,8 @@ TEST(ReductionTest, MomentsCombineAcrossBlocks) {
         const double d = values[static_cast<std::size_t>(row * 10 + col)] - mean;
         m2 += d * d;
       }
-      EXPECT_NEAR(s.data<double>()[static_cast<std::size_t>(row)], std::sqrt(m2 / (10 - correction)),
-                  1e-9);
+      EXPECT_NEAR(s.data<double>()[static_cast<std::size_t>(row)],
+                  std::sqrt(m2 / (10 - correction)), 1e-9);
     }
   }
 }

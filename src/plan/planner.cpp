@@ -393,8 +393,8 @@ class PlanBuilder {
       info.chunks = node->chunks();
       info.dtype = node->dtype();
       info.tier = outputs_.at(node.get())->tier();
-      AppendOp(node.get(), MakeOp(*node, members, outputs_.at(node.get()), std::move(info)),
-               inputs, *state);
+      AppendOp(node.get(), MakeOp(*node, members, outputs_.at(node.get()), std::move(info)), inputs,
+               *state);
     }
     for (const PlanOutput& output : requested_) {
       state->result_ops.push_back(op_index_.at(output.node.get()));

@@ -62,7 +62,8 @@ Shape ReduceOp::OutputBlock(const Shape& task_block) const {
   }
   Shape block;
   for (std::size_t d = 0; d < task_block.size(); ++d) {
-    if (!round_.reduced[d] || round_.keepdims) block.push_back(round_.reduced[d] ? 0 : task_block[d]);
+    if (!round_.reduced[d] || round_.keepdims)
+      block.push_back(round_.reduced[d] ? 0 : task_block[d]);
   }
   return block;
 }
@@ -79,7 +80,8 @@ std::int64_t ReduceOp::projected_mem(std::int64_t task) const {
   const std::int64_t results = round_.last ? outputs * info_.dtype.itemsize() : 0;
   const std::int64_t written = round_.last ? results : states;
   const std::int64_t write = output_->ProjectWrite(OutputBlock(task_block));
-  return reserved_mem_ + std::max({read_peak, read_held + states, states + results, written + write});
+  return reserved_mem_ +
+         std::max({read_peak, read_held + states, states + results, written + write});
 }
 
 std::string ReduceOp::DescribeTask(std::int64_t task) const {

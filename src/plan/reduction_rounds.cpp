@@ -81,8 +81,8 @@ class RoundPlanner {
         return Make(round, reader, number, group, last)->MaxProjection() <= spec_.allowed_mem;
       };
       // Round 1 keeps the workers busy: no single round over few outputs.
-      const bool parallel_enough = !round.from_values || kept_tasks == 0 ||
-                                   kept_tasks >= min_tasks || reduced_blocks == 1;
+      const bool parallel_enough =
+          !round.from_values || kept_tasks == 0 || kept_tasks >= min_tasks || reduced_blocks == 1;
       if (parallel_enough && fits(blocks, true)) {
         ops.rounds.push_back(Make(round, reader, number, blocks, true));
         break;
@@ -202,9 +202,9 @@ class RoundPlanner {
   [[noreturn]] void Refuse(const ReductionRound& round, std::shared_ptr<const StoredArray> reader,
                            int number, Index smallest) const {
     const Shape blocks = ReducedBlocks(round);
-    const std::shared_ptr<ReduceOp> op = Make(round, std::move(reader), number,
-                                              GroupOf(smallest, blocks, round.reduced),
-                                              smallest >= Product(blocks));
+    const std::shared_ptr<ReduceOp> op =
+        Make(round, std::move(reader), number, GroupOf(smallest, blocks, round.reduced),
+             smallest >= Product(blocks));
     std::int64_t worst = 0;
     const std::int64_t projected = op->MaxProjection(&worst);
     const std::int64_t needed = std::max(projected, Requirement(number));

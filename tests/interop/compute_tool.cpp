@@ -165,12 +165,18 @@ Array MakeInput(const json& spec, const tessera::Spec& tessera_spec) {
 template <class FirstArray>
 std::optional<Array> RunReduction(const std::string& fn, const json& step, FirstArray first) {
   static const std::map<std::string, tessera::ReductionOp> kOps = {
-      {"sum", tessera::ReductionOp::kSum},     {"prod", tessera::ReductionOp::kProd},
-      {"mean", tessera::ReductionOp::kMean},   {"var", tessera::ReductionOp::kVar},
-      {"std", tessera::ReductionOp::kStd},     {"min", tessera::ReductionOp::kMin},
-      {"max", tessera::ReductionOp::kMax},     {"argmin", tessera::ReductionOp::kArgMin},
-      {"argmax", tessera::ReductionOp::kArgMax}, {"all", tessera::ReductionOp::kAll},
-      {"any", tessera::ReductionOp::kAny},     {"count_nonzero", tessera::ReductionOp::kCountNonzero}};
+      {"sum", tessera::ReductionOp::kSum},
+      {"prod", tessera::ReductionOp::kProd},
+      {"mean", tessera::ReductionOp::kMean},
+      {"var", tessera::ReductionOp::kVar},
+      {"std", tessera::ReductionOp::kStd},
+      {"min", tessera::ReductionOp::kMin},
+      {"max", tessera::ReductionOp::kMax},
+      {"argmin", tessera::ReductionOp::kArgMin},
+      {"argmax", tessera::ReductionOp::kArgMax},
+      {"all", tessera::ReductionOp::kAll},
+      {"any", tessera::ReductionOp::kAny},
+      {"count_nonzero", tessera::ReductionOp::kCountNonzero}};
   const auto found = kOps.find(fn);
   if (found == kOps.end()) return std::nullopt;
   const Array& x = first();

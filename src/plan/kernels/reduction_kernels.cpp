@@ -394,30 +394,30 @@ void ValuesPass(const Walk& walk, int index_axis, const typename Tr::In* data,
   };
   const std::size_t last = walk.shape.size() - 1;
   const Shape full_strides = CStrides(walk.full);
-  ForEachRun(walk.shape, walk.reduced,
-             [&](Index offset, Index state_offset, Index length, bool run_reduced,
-                 const Shape& coords) {
-               Index first = 0;
-               Index step = 0;
-               if constexpr (Tr::kIndexed) {
-                 if (index_axis >= 0) {
-                   const auto axis = static_cast<std::size_t>(index_axis);
-                   first = walk.start[axis] + coords[axis];
-                   step = axis == last ? 1 : 0;
-                 } else {
-                   for (std::size_t d = 0; d < walk.shape.size(); ++d)
-                     first += (walk.start[d] + coords[d]) * full_strides[d];
-                   step = 1;
-                 }
-               }
-               const typename Tr::In* x = data + offset;
-               if (run_reduced) {
-                 add_run(states[state_offset], x, length, first, step);
-               } else {
-                 typename Tr::State* s = states + state_offset;
-                 for (Index j = 0; j < length; ++j) add(s[j], x[j], first + j * step);
-               }
-             });
+  ForEachRun(
+      walk.shape, walk.reduced,
+      [&](Index offset, Index state_offset, Index length, bool run_reduced, const Shape& coords) {
+        Index first = 0;
+        Index step = 0;
+        if constexpr (Tr::kIndexed) {
+          if (index_axis >= 0) {
+            const auto axis = static_cast<std::size_t>(index_axis);
+            first = walk.start[axis] + coords[axis];
+            step = axis == last ? 1 : 0;
+          } else {
+            for (std::size_t d = 0; d < walk.shape.size(); ++d)
+              first += (walk.start[d] + coords[d]) * full_strides[d];
+            step = 1;
+          }
+        }
+        const typename Tr::In* x = data + offset;
+        if (run_reduced) {
+          add_run(states[state_offset], x, length, first, step);
+        } else {
+          typename Tr::State* s = states + state_offset;
+          for (Index j = 0; j < length; ++j) add(s[j], x[j], first + j * step);
+        }
+      });
 }
 
 template <class Tr>
@@ -495,8 +495,8 @@ ReductionKernel GetReductionKernel(ReductionOp op, DType input, DType result) {
   const bool same = input == result;
   const bool sum_or_prod = op == ReductionOp::kSum || op == ReductionOp::kProd;
   // numpy's default promotion: bool and integer sums and products in 64 bits.
-  const bool promoted = sum_or_prod && input.kind() != DTypeKind::kFloat &&
-                        (result == int64 || result == uint64);
+  const bool promoted =
+      sum_or_prod && input.kind() != DTypeKind::kFloat && (result == int64 || result == uint64);
   const bool keeps_input = sum_or_prod || op == ReductionOp::kMin || op == ReductionOp::kMax;
   if (keeps_input && !same && !promoted) {
     throw InvalidArgument(std::string(ReductionName(op)) + " of " + std::string(input.name()) +
