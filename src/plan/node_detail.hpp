@@ -10,6 +10,7 @@
 #include "kernels/elementwise_kernels.hpp"
 #include "tessera/core/ndarray.hpp"
 #include "tessera/core/scalar.hpp"
+#include "tessera/plan/index_map.hpp"
 #include "tessera/plan/node.hpp"
 #include "tessera/storage/zarr_array.hpp"
 
@@ -37,6 +38,8 @@ struct NodeDetail {
   std::vector<int> axes;
   bool keepdims = false;
   double correction = 0;
+  // kGather
+  std::shared_ptr<const IndexMap> index_map;
   // kMapBlocks
   BlockFunction function;
   std::int64_t extra_projected_mem = 0;
