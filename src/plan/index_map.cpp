@@ -78,10 +78,13 @@ Index AxisMap::InputIndex(Index i) const {
 }
 
 IndexMap IdentityMap(const Node& x) {
-  GatherSource source;
-  for (int d = 0; d < x.ndim(); ++d) source.axes.push_back(AxisMap{d});
-  source.fixed.assign(static_cast<std::size_t>(x.ndim()), -1);
-  source.end = x.ndim() > 0 ? x.shape()[0] : 1;
+  std::vector<AxisMap> axes;
+  for (int d = 0; d < x.ndim(); ++d) axes.push_back(AxisMap{d});
+  return OneSourceMap(std::move(axes), Shape(static_cast<std::size_t>(x.ndim()), -1), x.shape());
+}
+
+IndexMap OneSourceMap(std::vector<AxisMap> axes, Shape fixed, const Shape& shape) {
+  GatherSource source{std::move(axes), std::move(fixed), 0, shape.empty() ? 1 : shape[0]};
   return IndexMap{0, {std::move(source)}};
 }
 

@@ -59,6 +59,9 @@ struct IndexMap {
 // out = x: every axis read by the axis of the same number, one source covering
 // the whole extent along axis 0.
 IndexMap IdentityMap(const Node& x);
+// The map of one source: `axes` per output axis, `fixed` per input axis, covering the
+// whole output `shape`.
+IndexMap OneSourceMap(std::vector<AxisMap> axes, Shape fixed, const Shape& shape);
 
 // The gather of `inputs` (one per source of `map`) of the given shape, chunks, dtype.
 // Inputs must have `dtype` (cast them first). Sources that read another single-input
