@@ -137,7 +137,9 @@ NodePtr MakeReshape(NodePtr x, Shape shape) {
   } else {
     const std::vector<ReshapeGroup> groups = ReshapeGroups(x->shape(), shape);
     const Shape aligned = AlignedInputChunks(groups, x->shape(), x->chunks(), shape);
-    x = MakeRechunk(std::move(x), aligned);
+    // Only when they differ: MakeRechunk cuts chunks longer than their axis, and a
+    // rechunk to the same grid plans no copy at all.
+    if (aligned != x->chunks()) x = MakeRechunk(std::move(x), aligned);
     chunks = ReshapeOutputChunks(groups, x->shape(), x->chunks(), shape);
   }
   x = Storable(std::move(x));

@@ -61,15 +61,21 @@ Shape AlignedInputChunks(const std::vector<ReshapeGroup>& groups, const Shape& i
   Shape chunks = in_chunks;
   for (const ReshapeGroup& group : groups) {
     if (group.in_begin == group.in_end) continue;
-    for (std::size_t d = group.in_begin + 1; d < group.in_end; ++d) chunks[d] = in[d];
+    // Chunks at least as long as their axis are whole already (and kept: a rechunk
+    // that only shortens them to the extent would copy for nothing).
+    for (std::size_t d = group.in_begin + 1; d < group.in_end; ++d) {
+      chunks[d] = std::max(chunks[d], in[d]);
+    }
     if (group.out_begin == group.out_end) continue;
     // A block of c rows of the first axis holds c * inner elements; it is a whole
     // number of output rows when c is a multiple of `unit`.
     const Index inner = Product(in, group.in_begin + 1, group.in_end);
     const Index out_inner = Product(out, group.out_begin + 1, group.out_end);
     const Index unit = out_inner / std::gcd(inner, out_inner);
-    Index& first = chunks[group.in_begin];
-    first = std::min(std::max(unit, first / unit * unit), in[group.in_begin]);
+    const Index extent = in[group.in_begin];
+    const Index chunk = std::min(chunks[group.in_begin], extent);
+    const Index aligned = std::min(std::max(unit, chunk / unit * unit), extent);
+    if (aligned != chunk) chunks[group.in_begin] = aligned;
   }
   return chunks;
 }
@@ -82,7 +88,8 @@ Shape ReshapeOutputChunks(const std::vector<ReshapeGroup>& groups, const Shape& 
     if (group.in_begin == group.in_end || group.out_begin == group.out_end) continue;
     const Index inner = Product(in, group.in_begin + 1, group.in_end);
     const Index out_inner = Product(out, group.out_begin + 1, group.out_end);
-    chunks[group.out_begin] = in_chunks[group.in_begin] * inner / out_inner;
+    const Index chunk = std::min(in_chunks[group.in_begin], in[group.in_begin]);
+    chunks[group.out_begin] = std::min(chunk * inner / out_inner, out[group.out_begin]);
   }
   return chunks;
 }
