@@ -53,7 +53,7 @@ std::vector<NodePtr> TopologicalOrder(const std::vector<NodePtr>& outputs) {
 // computed inside the consumer's task)?
 bool ReadsAligned(const Node& consumer, const Node& input) {
   if (IsPlannedAlone(consumer.kind())) return false;  // reads across chunks
-  if (IsGenerator(input.kind())) return true;         // computed from the index, any grid
+  if (IsGenerator(input.kind())) return true;  // computed from the index, any grid
   if (input.kind() == NodeKind::kBroadcast && consumer.kind() != NodeKind::kBroadcast &&
       consumer.shape() == input.shape()) {
     // A broadcast is evaluated over whatever region its reader asks for; only the
