@@ -5,7 +5,11 @@
 // scatters its values into the block, copying runs that are contiguous on both sides
 // with memcpy. It holds the output block and one read at a time, then writes the block:
 //   projected = reserved_mem + block + max(largest read, the output's write),
-// each term exact for its store (op_output.hpp). Internal to src/plan.
+// each term exact for its store (op_output.hpp). Not counted (KNOWN GAP): the index
+// lists a task builds, ~32 B per output index along each axis (not per element), in
+// std::vectors outside Buffers; small beside a block of 2 or more dimensions, but up
+// to 4x a 1-d float64 block. Segments (start, step, count) instead of lists would
+// remove it. Internal to src/plan.
 #pragma once
 
 #include <cstdint>
