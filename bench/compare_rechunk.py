@@ -32,10 +32,9 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
-from bench_util import format_size, stored_bytes
+from bench_util import format_size, measure, python_child, read_files, stored_bytes
 
 SEED = 20240611
 SOURCE_VERSION = 1  # bump when the generated values change: stale sources are regenerated
@@ -153,13 +152,7 @@ def child_verify(args):
 
 def child_warm(args):
     """Reads every file of the source once (bytes only), so it sits in the page cache."""
-    total = 0
-    for directory, _, files in os.walk(args.src):
-        for name in files:
-            with open(os.path.join(directory, name), "rb") as file:
-                while chunk := file.read(1 << 24):
-                    total += len(chunk)
-    return {"bytes": total}
+    return {"bytes": read_files(args.src)}
 
 
 CHILDREN = {"generate": child_generate, "dask": child_dask, "numpy": child_numpy,
@@ -171,30 +164,6 @@ def run_child(args):
 
 
 # ---- the parent: never loads data; every run in a fresh process ----------------------------
-
-def measure(command, env=None):
-    """Runs `command` once; returns (returncode, stdout, stderr, wall seconds, peak RSS
-    bytes, CPU seconds) of that child alone (wait4: its own rusage)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=out, stderr=err, env=env)
-        _, status, usage = os.wait4(process.pid, 0)
-        wall = time.perf_counter() - start
-        process.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        return (process.returncode, out.read().decode(), err.read().decode(), wall,
-                usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime)
-
-
-def python_child(child, *arguments):
-    command = [sys.executable, os.path.abspath(__file__), "--child", child, *map(str, arguments)]
-    code, stdout, stderr, *_ = measure(command)
-    sys.stderr.write(stderr)
-    if code != 0:
-        sys.exit(f"{' '.join(command)} failed ({code})")
-    return json.loads(stdout.strip().splitlines()[-1])
-
 
 def tessera_command(args, tool, src, out, work, codec, plan=False):
     command = [args.tessera, "rechunk", src, out, "--chunks", args.target_chunks,
@@ -395,13 +364,13 @@ def main():
     try:
         for codec in codecs:
             src = os.path.join(args.dir, f"source-{codec}.zarr")
-            generated = python_child("generate", "--src", src, "--codec", codec,
-                                     "--shape", args.shape,
+            generated = python_child(__file__, "generate", "--src", src,
+                                     "--codec", codec, "--shape", args.shape,
                                      "--source-chunks", args.source_chunks)
             if generated["generated"]:
                 print(f"generated {src} in {generated['seconds']:.1f} s", file=sys.stderr)
             stored[codec] = stored_bytes(src)
-            python_child("warm", "--src", src)  # a throwaway read: page cache warm for all
+            python_child(__file__, "warm", "--src", src)  # page cache warm for all tools
             results = {}
             outputs = {}
             for tool in tools:
@@ -413,7 +382,7 @@ def main():
                 print(f"{codec} {tool}: {results[tool]['seconds']:.2f} s, peak RSS "
                       f"{format_size(results[tool]['peak_rss_bytes'])}", file=sys.stderr)
             if args.verify_chunks > 0:
-                checked = python_child("verify", "--src", src, "--codec", codec,
+                checked = python_child(__file__, "verify", "--src", src, "--codec", codec,
                                        "--target-chunks", args.target_chunks,
                                        "--verify-chunks", args.verify_chunks, "--outputs",
                                        *[f"{tool}={out}" for tool, out in outputs.items()])

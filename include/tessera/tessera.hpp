@@ -7,6 +7,8 @@
 #include "tessera/api/creation.hpp"
 #include "tessera/api/elementwise.hpp"
 #include "tessera/api/linalg.hpp"
+#include "tessera/api/indexing.hpp"
+#include "tessera/api/manipulation.hpp"
 #include "tessera/api/map_blocks.hpp"
 #include "tessera/api/reduction.hpp"
 #include "tessera/core/buffer.hpp"

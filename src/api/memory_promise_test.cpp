@@ -8,6 +8,8 @@
 #include "tessera/api/array.hpp"
 #include "tessera/api/creation.hpp"
 #include "tessera/api/elementwise.hpp"
+#include "tessera/api/indexing.hpp"
+#include "tessera/api/manipulation.hpp"
 #include "tessera/api/map_blocks.hpp"
 #include "tessera/api/reduction.hpp"
 #include "tessera/storage/memory_store.hpp"
@@ -103,6 +105,15 @@ std::vector<Case> Cases() {
   add_case("var with partials on disk", var(lz4, 1, false, 1), on_disk, std::nullopt);
   add_case("argmax over axis 1", argmax(raw, 1), fused, std::nullopt);
   add_case("max over both axes to zarr", max(lz4, {0, 1}, true), fused, "blosc-lz4");
+  add_case("strided, reversed slice of compressed chunks",
+           lz4[{Slice::Every(3), Slice(120, 5, -7)}], fused, std::nullopt);
+  add_case("transpose of raw chunks", permute_dims(raw, {1, 0}), fused, std::nullopt);
+  add_case("concat to zarr", concat({raw, lz4 * 2.0f}, 1), fused, "blosc-lz4");
+  add_case("roll, tile and flip", flip(tile(roll(lz4, 17, 0), {1, 2})), fused, std::nullopt);
+  add_case("reshape through a rechunk", reshape(lz4, {130, 250}), fused, std::nullopt);
+  add_case("reshape of a RAM intermediate", reshape(exp(raw), {-1}), ram, std::nullopt);
+  add_case("stack and index of a disk intermediate", stack({lz4, lz4 + 1.0f}, 2)[{ellipsis, 1}],
+           on_disk, std::nullopt);
   return cases;
 }
 

@@ -137,7 +137,8 @@ bool IsGenerator(NodeKind kind) {
 bool IsSource(NodeKind kind) { return kind == NodeKind::kZarr || kind == NodeKind::kInMemory; }
 
 bool IsPlannedAlone(NodeKind kind) {
-  return kind == NodeKind::kRechunk || kind == NodeKind::kReduce || kind == NodeKind::kContract;
+  return kind == NodeKind::kRechunk || kind == NodeKind::kReduce || kind == NodeKind::kContract ||
+         kind == NodeKind::kGather || kind == NodeKind::kReshape;
 }
 
 Node::Node(NodeKind kind, std::string op, Shape shape, Shape chunks, DType dtype,

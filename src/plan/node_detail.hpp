@@ -10,6 +10,7 @@
 #include "kernels/elementwise_kernels.hpp"
 #include "tessera/core/ndarray.hpp"
 #include "tessera/core/scalar.hpp"
+#include "tessera/plan/index_map.hpp"
 #include "tessera/plan/node.hpp"
 #include "tessera/storage/zarr_array.hpp"
 
@@ -39,6 +40,8 @@ struct NodeDetail {
   double correction = 0;
   // kContract
   Contraction contraction;
+  // kGather
+  std::shared_ptr<const IndexMap> index_map;
   // kMapBlocks
   BlockFunction function;
   std::int64_t extra_projected_mem = 0;

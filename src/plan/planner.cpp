@@ -10,10 +10,12 @@
 #include "finalized_plan_state.hpp"
 #include "fused_evaluator.hpp"
 #include "fused_op.hpp"
+#include "gather_op.hpp"
 #include "node_detail.hpp"
 #include "op_output.hpp"
 #include "rechunk_ops.hpp"
 #include "reduction_rounds.hpp"
+#include "reshape_op.hpp"
 #include "tessera/core/buffer_pool.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
@@ -373,6 +375,10 @@ class PlanBuilder {
         AddContract(*node, *state);
         continue;
       }
+      if (node->kind() == NodeKind::kGather || node->kind() == NodeKind::kReshape) {
+        AddIndexOp(*node, *state);
+        continue;
+      }
       if (node->kind() == NodeKind::kReduce) {
         AddReduction(*node, *state, in_memory);
         continue;
@@ -433,6 +439,35 @@ class PlanBuilder {
     state.sources.push_back(std::move(sources));
     state.worst_tasks.push_back(worst_task);
     state.ops.push_back(std::move(op));
+  }
+
+  // The gather or reshape computing `node` (gather_op.hpp, reshape_op.hpp), appended.
+  void AddIndexOp(const Node& node, FinalizedPlan::State& state) {
+    OpInfo info;
+    info.name = node.name();
+    info.kind = node.op();
+    info.fused = {node.name()};
+    info.shape = node.shape();
+    info.chunks = node.chunks();
+    info.dtype = node.dtype();
+    info.tier = outputs_.at(&node)->tier();
+    std::vector<const Node*> inputs;
+    std::vector<std::shared_ptr<const StoredArray>> arrays;
+    std::vector<ChunkGrid> grids;
+    for (const NodePtr& input : node.inputs()) {
+      inputs.push_back(input.get());
+      arrays.push_back(InputArray(*input));
+      grids.push_back(input->grid());
+    }
+    std::shared_ptr<OutputOp> op;
+    if (node.kind() == NodeKind::kReshape) {
+      op = std::make_shared<ReshapeOp>(std::move(info), arrays.front(), node.inputs()[0]->shape(),
+                                       outputs_.at(&node), spec_.reserved_mem);
+    } else {
+      op = std::make_shared<GatherOp>(std::move(info), node.detail().index_map, std::move(arrays),
+                                      std::move(grids), outputs_.at(&node), spec_.reserved_mem);
+    }
+    AppendOp(&node, std::move(op), inputs, state);
   }
 
   // Tasks of `projected` bytes that may run at once under total_mem.

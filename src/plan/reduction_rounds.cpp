@@ -21,12 +21,13 @@ Shape ReducedBlocks(const ReductionRound& round) {
   return blocks;
 }
 
-// A group of at most `k` blocks: the innermost reduced dimensions first, each group
-// extent evened out so the last group along a dimension is not a sliver.
+// A group of at most `k` blocks: the outermost reduced dimensions first (a region
+// growing along them keeps each block contiguous in it, so blocks decode in place),
+// each group extent evened out so the last group along a dimension is not a sliver.
 Shape GroupOf(Index k, const Shape& blocks, const std::vector<bool>& reduced) {
   Shape group(blocks.size(), 1);
   Index left = std::max<Index>(k, 1);
-  for (std::size_t d = blocks.size(); d-- > 0;) {
+  for (std::size_t d = 0; d < blocks.size(); ++d) {
     if (!reduced[d]) continue;
     const Index g = std::min(blocks[d], left);
     group[d] = CeilDiv(blocks[d], CeilDiv(blocks[d], g));
@@ -181,15 +182,13 @@ class RoundPlanner {
         Make(first_, values_, 1, GroupOf(1, blocks, first_.reduced), Product(blocks) <= 1)
             ->MaxProjection();
     if (Product(blocks) <= 1) return needed;
-    // Two partials along the innermost reduced dimension.
+    // Two partials along the outermost reduced dimension.
     ReductionRound two = PartialsRound(first_, Shape(first_.input_shape.size(), 1));
-    for (std::size_t d = two.input_shape.size(); d-- > 0;) {
+    bool first = true;
+    for (std::size_t d = 0; d < two.input_shape.size(); ++d) {
       if (!two.reduced[d]) continue;
-      for (std::size_t e = 0; e < d; ++e) {
-        if (two.reduced[e]) two.input_shape[e] = 1;
-      }
-      two.input_shape[d] = 2;
-      break;
+      two.input_shape[d] = first ? 2 : 1;
+      first = false;
     }
     const Shape pair = ReducedBlocks(two);
     const std::shared_ptr<ReduceOp> middle = Make(two, nullptr, number, pair, false);

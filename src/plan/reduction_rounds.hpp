@@ -5,7 +5,7 @@
 // round combines groups of the previous round's partial states; the last round's group
 // spans every reduced block and writes the result. A round's group is the largest whose
 // exact task projection fits allowed_mem (found by bisection on the number of blocks, a
-// group filling the reduced dimensions from the innermost), so the number of rounds
+// group filling the reduced dimensions from the outermost), so the number of rounds
 // follows from the budget. Round 1 also keeps at least 4 tasks per worker when the
 // input has that many blocks, so that a reduction to few outputs still runs in
 // parallel. When not even the smallest group fits (one block in round 1, two partials

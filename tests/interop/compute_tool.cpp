@@ -22,12 +22,22 @@
 //              {"out": "bb", "fn": "broadcast_to", "args": ["a"], "shape": [3, 5, 7]},
 //              {"out": "m", "fn": "matmul", "args": ["a", "b"]},   // or "outer"
 //              {"out": "t", "fn": "tensordot", "args": ["a", "b"], "axes": 1},  // or [[..], [..]]
-//              {"out": "d", "fn": "vecdot", "args": ["a", "b"], "axis": -1}],
+//              {"out": "d", "fn": "vecdot", "args": ["a", "b"], "axis": -1},
+//              MANIPULATION],
 //    "outputs": {"v": "/tmp/x/v.zarr",                                  // to_zarr
 //                "w": {"zarr": "/tmp/x/w.zarr", "compressor": "none"},  // or a codec spec
 //                "s": {"raw": "/tmp/x/s.bin"}},                         // compute()
 //    "compute": false,      // true: outputs given as plain strings are raw files too
 //    "plan_only": false}    // true: plan every output, run nothing
+// MANIPULATION steps (AXES is null for all axes, an int or a list of ints):
+//   {"fn": "permute_dims", "axes": [1, 0]}, {"fn": "matrix_transpose"},
+//   {"fn": "expand_dims", "axis": AXES}, {"fn": "squeeze", "axis": AXES},
+//   {"fn": "flip", "axis": AXES}, {"fn": "roll", "shift": 2 | [1, 2], "axis": AXES},
+//   {"fn": "reshape", "shape": [2, -1]}, {"fn": "repeat", "repeats": 2, "axis": 0 | null},
+//   {"fn": "tile", "reps": [2, 1]}, {"fn": "concat", "args": [...], "axis": 0 | null},
+//   {"fn": "stack", "args": [...], "axis": 0}, {"fn": "broadcast_arrays", "args": [...],
+//   "which": 1}, {"fn": "index", "items": [1, {"slice": [null, null, -2]}, "...", null]}
+//   (index items: an int, a slice [start, stop, step] with nulls, "..." or null: newaxis).
 // SCALAR is {"scalar": 2.5}, {"scalar": 3, "kind": "int"}, {"scalar": true}, or
 // {"scalar": "nan" | "inf" | "-inf"}; "kind" (bool, int, uint, float) overrides the
 // kind the JSON number has.
@@ -224,8 +234,70 @@ std::optional<Array> RunReduction(const std::string& fn, const json& step, First
   return std::nullopt;
 }
 
-// One step: an elementwise function, where, astype, broadcast_to, a reduction or a linalg
-// function.
+tessera::Axes AxesOf(const json& value) {
+  if (value.is_null()) return tessera::Axes();
+  if (value.is_number()) return tessera::Axes(value.get<int>());
+  return tessera::Axes(value.get<std::vector<int>>());
+}
+
+std::optional<int> OptionalAxis(const json& step) {
+  if (!step.contains("axis") || step.at("axis").is_null()) return std::nullopt;
+  return step.at("axis").get<int>();
+}
+
+std::optional<tessera::Index> OptionalIndex(const json& value) {
+  if (value.is_null()) return std::nullopt;
+  return value.get<tessera::Index>();
+}
+
+tessera::IndexItem IndexItemOf(const json& item) {
+  if (item.is_null()) return tessera::newaxis;
+  if (item.is_string() && item.get<std::string>() == "...") return tessera::ellipsis;
+  if (item.is_object()) {
+    const json& slice = item.at("slice");
+    return tessera::Slice(OptionalIndex(slice.at(0)), OptionalIndex(slice.at(1)),
+                          OptionalIndex(slice.at(2)));
+  }
+  return item.get<tessera::Index>();
+}
+
+// A manipulation or indexing step (see MANIPULATION above), or nullopt for another fn.
+std::optional<Array> RunManipulation(const std::string& fn, const json& step,
+                                     const std::vector<Array>& args) {
+  if (fn == "concat" || fn == "stack" || fn == "broadcast_arrays") {
+    if (fn == "concat") return tessera::concat(args, OptionalAxis(step));
+    if (fn == "stack") return tessera::stack(args, step.value("axis", 0));
+    return tessera::broadcast_arrays(args).at(step.value("which", std::size_t{0}));
+  }
+  const Array& x = args.at(0);
+  if (fn == "permute_dims")
+    return tessera::permute_dims(x, step.at("axes").get<std::vector<int>>());
+  if (fn == "matrix_transpose") return tessera::matrix_transpose(x);
+  if (fn == "expand_dims") return tessera::expand_dims(x, AxesOf(step.at("axis")));
+  if (fn == "squeeze") return tessera::squeeze(x, AxesOf(step.value("axis", json())));
+  if (fn == "flip") return tessera::flip(x, AxesOf(step.value("axis", json())));
+  if (fn == "roll") {
+    const json& shift = step.at("shift");
+    const json axis = step.value("axis", json());
+    if (shift.is_number()) return tessera::roll(x, shift.get<tessera::Index>(), OptionalAxis(step));
+    return tessera::roll(
+        x, shift.get<std::vector<tessera::Index>>(),
+        axis.is_number() ? std::vector<int>{axis.get<int>()} : axis.get<std::vector<int>>());
+  }
+  if (fn == "reshape") return tessera::reshape(x, ShapeOf(step.at("shape")));
+  if (fn == "repeat")
+    return tessera::repeat(x, step.at("repeats").get<tessera::Index>(), OptionalAxis(step));
+  if (fn == "tile") return tessera::tile(x, ShapeOf(step.at("reps")));
+  if (fn == "index") {
+    std::vector<tessera::IndexItem> items;
+    for (const json& item : step.at("items")) items.push_back(IndexItemOf(item));
+    return tessera::index(x, items);
+  }
+  return std::nullopt;
+}
+
+// One step: an elementwise function, where, astype, broadcast_to, a reduction, a linalg
+// function or a manipulation.
 Array RunStep(const json& step, const std::map<std::string, Array>& arrays) {
   const std::string fn = step.at("fn").get<std::string>();
   const json& args = step.at("args");
@@ -237,6 +309,11 @@ Array RunStep(const json& step, const std::map<std::string, Array>& arrays) {
   };
   if (std::optional<Array> reduced = RunReduction(fn, step, [&] { return array(0); }))
     return *reduced;
+  std::vector<Array> all;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (!IsScalar(args.at(i))) all.push_back(array(i));
+  }
+  if (std::optional<Array> manipulated = RunManipulation(fn, step, all)) return *manipulated;
   if (fn == "astype")
     return tessera::astype(array(0), DType::FromName(step.at("dtype").get<std::string>()));
   if (fn == "broadcast_to") return tessera::broadcast_to(array(0), ShapeOf(step.at("shape")));

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +30,8 @@
 namespace tessera {
 
 // How compute() and to_zarr() plan and run.
+class IndexItem;  // api/indexing.hpp
+
 struct ComputeOptions {
   PlanOptions plan;
   ExecuteOptions execute;
@@ -67,6 +70,9 @@ class Array {
   // planned as copies bounded by allowed_mem, with an intermediate in RAM, on disk or
   // both as total_mem allows (docs/rechunk.md).
   Array rechunk(Shape chunks) const;
+  // Basic indexing (api/indexing.hpp): x[3], x[Slice(1, 5)], x[{Slice(1, 5), ellipsis}].
+  Array operator[](const IndexItem& item) const;
+  Array operator[](std::initializer_list<IndexItem> items) const;
 
   // Plans (throws MemoryBudgetError when a task would not fit) and runs nothing.
   FinalizedPlan plan(const PlanOptions& options = {}) const;

@@ -47,6 +47,8 @@ enum class NodeKind {
   kRechunk,    // the input on another chunk grid (planned in stages, plan/rechunk_*)
   kReduce,     // a reduction over some axes (planned in rounds, plan/reduction_rounds)
   kContract,   // sums of products of two inputs (matmul, tensordot, ...: contraction.hpp)
+  kGather,     // elements of inputs picked by an index map (plan/index_map.hpp)
+  kReshape,    // the input's elements in C order in another shape (plan/index_map.hpp)
 };
 
 // Is the node computed element by element from its inputs (fusable tile by tile)?

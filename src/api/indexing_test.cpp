@@ -1,0 +1,136 @@
+#include "tessera/api/indexing.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <numeric>
+
+#include "tessera/api/creation.hpp"
+#include "tessera/api/manipulation.hpp"
+#include "tessera/core/errors.hpp"
+#include "tessera/storage/memory_store.hpp"
+#include "tessera/storage/zarr_array.hpp"
+
+namespace tessera {
+namespace {
+
+Spec TestSpec() {
+  Spec spec;
+  spec.allowed_mem = 1 << 20;
+  spec.max_workers = 2;
+  return spec;
+}
+
+Array Iota(const Shape& shape, const Shape& chunks) {
+  NDArray values(shape, int32);
+  auto data = values.mutable_data<std::int32_t>();
+  std::iota(data.begin(), data.end(), 0);
+  return asarray(std::move(values), chunks, TestSpec());
+}
+
+std::vector<std::int32_t> Computed(const Array& x) {
+  const NDArray values = x.compute();
+  const auto data = values.data<std::int32_t>();
+  return {data.begin(), data.end()};
+}
+
+template <class Fn>
+std::string ErrorOf(Fn&& fn) {
+  try {
+    fn();
+  } catch (const InvalidArgument& error) {
+    return error.what();
+  }
+  return "";
+}
+
+// A memory store that counts the chunk reads (Gets of keys other than metadata).
+class CountingStore : public Store {
+ public:
+  std::optional<Buffer> Get(std::string_view key) const override {
+    if (!key.starts_with(".")) ++chunk_gets;
+    return store_.Get(key);
+  }
+  void Set(std::string_view key, std::span<const std::byte> value) override {
+    store_.Set(key, value);
+  }
+  bool Erase(std::string_view key) override { return store_.Erase(key); }
+  std::vector<std::string> List(std::string_view prefix) const override {
+    return store_.List(prefix);
+  }
+  std::optional<std::int64_t> SizeOf(std::string_view key) const override {
+    return store_.SizeOf(key);
+  }
+  std::string Describe() const override { return "counting store"; }
+
+  mutable std::atomic<int> chunk_gets{0};
+
+ private:
+  MemoryStore store_;
+};
+
+TEST(IndexingTest, IntegersSlicesEllipsisNewAxis) {
+  const Array x = Iota({3, 4}, {2, 3});  // x[i, j] = 4 i + j
+  EXPECT_EQ(Computed(x[1]), (std::vector<std::int32_t>{4, 5, 6, 7}));
+  EXPECT_EQ(x[1].shape(), (Shape{4}));
+  EXPECT_EQ((Computed(x[{-1, -2}])), (std::vector<std::int32_t>{10}));
+  EXPECT_EQ((x[{-1, -2}].shape()), (Shape{}));
+  EXPECT_EQ((Computed(x[{Slice(), Slice(1, std::nullopt, 2)}])),
+            (std::vector<std::int32_t>{1, 3, 5, 7, 9, 11}));
+  // x[::-2, 2:0:-1]
+  EXPECT_EQ((Computed(x[{Slice::Every(-2), Slice(2, 0, -1)}])),
+            (std::vector<std::int32_t>{10, 9, 2, 1}));
+  const Array e = x[{ellipsis, newaxis}];
+  EXPECT_EQ(e.shape(), (Shape{3, 4, 1}));
+  EXPECT_EQ((x[{newaxis, ellipsis, 2}].shape()), (Shape{1, 3}));
+  EXPECT_EQ((Computed(x[{newaxis, ellipsis, 2}])), (std::vector<std::int32_t>{2, 6, 10}));
+  EXPECT_EQ(x[Slice(5, 10)].shape(), (Shape{0, 4}));  // empty, as in numpy
+  EXPECT_EQ(x[Slice(-100, 100)].shape(), (Shape{3, 4}));
+  EXPECT_EQ(x[Slice(1, 3)].chunks(), (Shape{2, 3}));  // a slice keeps the chunk sizes
+}
+
+TEST(IndexingTest, ErrorsSayWhatWasWrong) {
+  const Array x = Iota({3, 4}, {2, 3});
+  EXPECT_EQ(ErrorOf([&] { x[3]; }), "index: index 3 is out of bounds for axis 0 with size 3");
+  EXPECT_EQ(ErrorOf([&] {
+              x[{0, -5}];
+            }),
+            "index: index -5 is out of bounds for axis 1 with size 4");
+  EXPECT_NE(ErrorOf([&] { x[{0, 0, 0}]; }).find("too many indices"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { x[{ellipsis, ellipsis}]; }).find("single ellipsis"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { x[Slice::Every(0)]; }).find("step cannot be zero"), std::string::npos);
+}
+
+TEST(IndexingTest, ChainedIndexingIsOneGather) {
+  const Array x = Iota({6, 5}, {4, 2});
+  const Array chained = matrix_transpose(x[Slice::Every(2)])[Slice(1, std::nullopt)];
+  // x[::2].T[1:]: rows 0, 2, 4 of x, transposed, without its first row.
+  EXPECT_EQ(chained.shape(), (Shape{4, 3}));
+  EXPECT_EQ(chained.node()->inputs().front(), x.node());
+  EXPECT_EQ(Computed(chained),
+            (std::vector<std::int32_t>{1, 11, 21, 2, 12, 22, 3, 13, 23, 4, 14, 24}));
+}
+
+TEST(IndexingTest, ReadsOnlyTheChunksItNeeds) {
+  auto store = std::make_shared<CountingStore>();
+  ZarrMetadata metadata;
+  metadata.shape = {100};
+  metadata.chunks = {1};
+  metadata.dtype = int32;
+  metadata.compressor = std::nullopt;
+  const ZarrArray array = ZarrArray::Create(store, "", metadata);
+  NDArray values({100}, int32);
+  auto data = values.mutable_data<std::int32_t>();
+  std::iota(data.begin(), data.end(), 0);
+  array.Write(values, 1);
+  const Array x = from_zarr(store, "", TestSpec());
+  const Array every_tenth = x[Slice::Every(10)];
+  EXPECT_EQ(every_tenth.plan().ops().front().chunk_reads, 10);
+  store->chunk_gets = 0;
+  EXPECT_EQ(Computed(every_tenth),
+            (std::vector<std::int32_t>{0, 10, 20, 30, 40, 50, 60, 70, 80, 90}));
+  EXPECT_EQ(store->chunk_gets.load(), 10);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,207 @@
+#include "tessera/api/manipulation.hpp"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "tessera/api/creation.hpp"
+#include "tessera/api/elementwise.hpp"
+#include "tessera/core/errors.hpp"
+
+namespace tessera {
+namespace {
+
+Spec TestSpec() {
+  Spec spec;
+  spec.allowed_mem = 1 << 20;
+  spec.max_workers = 2;
+  return spec;
+}
+
+// 0, 1, 2, ... (int32) of `shape` in blocks of `chunks`.
+Array Iota(const Shape& shape, const Shape& chunks) {
+  NDArray values(shape, int32);
+  auto data = values.mutable_data<std::int32_t>();
+  std::iota(data.begin(), data.end(), 0);
+  return asarray(std::move(values), chunks, TestSpec());
+}
+
+std::vector<std::int32_t> Computed(const Array& x) {
+  const NDArray values = x.compute();
+  const auto data = values.data<std::int32_t>();
+  return {data.begin(), data.end()};
+}
+
+// The message of the InvalidArgument `fn` throws ("" when it throws none).
+template <class Fn>
+std::string ErrorOf(Fn&& fn) {
+  try {
+    fn();
+  } catch (const InvalidArgument& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(ManipulationTest, PermuteDimsPermutesValuesAndChunks) {
+  const Array x = Iota({2, 3, 4}, {1, 2, 3});
+  const Array t = permute_dims(x, {2, 0, 1});
+  EXPECT_EQ(t.shape(), (Shape{4, 2, 3}));
+  EXPECT_EQ(t.chunks(), (Shape{3, 1, 2}));
+  // t[k, i, j] = x[i, j, k] = 12 i + 4 j + k.
+  std::vector<std::int32_t> expected;
+  for (int k = 0; k < 4; ++k)
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 3; ++j) expected.push_back(12 * i + 4 * j + k);
+  EXPECT_EQ(Computed(t), expected);
+  EXPECT_EQ(Computed(matrix_transpose(Iota({2, 3}, {2, 2}))),
+            (std::vector<std::int32_t>{0, 3, 1, 4, 2, 5}));
+  EXPECT_NE(ErrorOf([&] {
+              permute_dims(x, {0, 1});
+            }).find("give a permutation"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { permute_dims(x, {0, 1, -3}); }).find("repeated"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { matrix_transpose(Iota({3}, {2})); }).find("at least 2"),
+            std::string::npos);
+}
+
+TEST(ManipulationTest, ExpandDimsAndSqueeze) {
+  const Array x = Iota({2, 3}, {2, 2});
+  const Array e = expand_dims(x, {0, -1});
+  EXPECT_EQ(e.shape(), (Shape{1, 2, 3, 1}));
+  EXPECT_EQ(e.chunks(), (Shape{1, 2, 2, 1}));
+  EXPECT_EQ(Computed(e), (std::vector<std::int32_t>{0, 1, 2, 3, 4, 5}));
+  const Array s = squeeze(e, 0);
+  EXPECT_EQ(s.shape(), (Shape{2, 3, 1}));
+  EXPECT_EQ(squeeze(e).shape(), (Shape{2, 3}));
+  EXPECT_EQ(Computed(squeeze(e)), (std::vector<std::int32_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(ErrorOf([&] { squeeze(e, 1); }),
+            "squeeze: cannot squeeze axis 1 of the array (1, 2, 3, 1): its extent is 2, not 1");
+  EXPECT_NE(ErrorOf([&] { expand_dims(x, 3); }).find("out of range"), std::string::npos);
+}
+
+TEST(ManipulationTest, ConcatPromotesAndChecksShapes) {
+  const Array a = Iota({2, 2}, {1, 2});
+  NDArray b_values({2, 1}, int8);
+  b_values.mutable_data<std::int8_t>()[0] = -1;
+  b_values.mutable_data<std::int8_t>()[1] = -2;
+  const Array b = asarray(std::move(b_values), {2, 1}, TestSpec());
+  const Array c = concat({a, b}, 1);
+  EXPECT_EQ(c.dtype(), int32);
+  EXPECT_EQ(c.shape(), (Shape{2, 3}));
+  EXPECT_EQ(c.chunks(), (Shape{1, 2}));
+  EXPECT_EQ(Computed(c), (std::vector<std::int32_t>{0, 1, -1, 2, 3, -2}));
+  EXPECT_EQ(Computed(concat({a, a}, std::nullopt)),
+            (std::vector<std::int32_t>{0, 1, 2, 3, 0, 1, 2, 3}));
+  EXPECT_EQ(concat({a, b.astype(float32)}, 1).dtype(), float64);  // numpy: int32 + float32
+  EXPECT_EQ(ErrorOf([&] {
+              concat({a, b}, 0);
+            }),
+            "concat: array 1 has shape (2, 1) but array 0 has (2, 2); all must have the same "
+            "shape except along axis 0");
+  EXPECT_NE(ErrorOf([&] { concat({}, 0); }).find("at least one"), std::string::npos);
+  const Array scalar = asarray(NDArray({}, int32), {}, TestSpec());
+  EXPECT_NE(ErrorOf([&] {
+              concat({scalar, scalar}, 0);
+            }).find("zero-dimensional"),
+            std::string::npos);
+}
+
+TEST(ManipulationTest, StackAddsAnAxis) {
+  const Array a = Iota({3}, {2});
+  const Array s = stack({a, a + 10}, 1);
+  EXPECT_EQ(s.shape(), (Shape{3, 2}));
+  EXPECT_EQ(s.chunks(), (Shape{2, 1}));
+  EXPECT_EQ(Computed(s), (std::vector<std::int32_t>{0, 10, 1, 11, 2, 12}));
+  EXPECT_NE(ErrorOf([&] { stack({a, Iota({2}, {2})}); }).find("same shape"), std::string::npos);
+}
+
+TEST(ManipulationTest, FlipRollRepeatTile) {
+  const Array x = Iota({2, 3}, {1, 2});
+  EXPECT_EQ(Computed(flip(x)), (std::vector<std::int32_t>{5, 4, 3, 2, 1, 0}));
+  EXPECT_EQ(Computed(flip(x, 1)), (std::vector<std::int32_t>{2, 1, 0, 5, 4, 3}));
+  EXPECT_EQ(flip(x).chunks(), x.chunks());
+  EXPECT_EQ(Computed(roll(x, 1, 1)), (std::vector<std::int32_t>{2, 0, 1, 5, 3, 4}));
+  EXPECT_EQ(Computed(roll(x, -4, 1)), (std::vector<std::int32_t>{1, 2, 0, 4, 5, 3}));
+  EXPECT_EQ(Computed(roll(x, 2)), (std::vector<std::int32_t>{4, 5, 0, 1, 2, 3}));
+  EXPECT_EQ(Computed(roll(x, {1, 1}, {0, 1})), (std::vector<std::int32_t>{5, 3, 4, 2, 0, 1}));
+  EXPECT_EQ(Computed(repeat(x, 2, 0)),
+            (std::vector<std::int32_t>{0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5}));
+  EXPECT_EQ(Computed(repeat(Iota({3}, {2}), 2)), (std::vector<std::int32_t>{0, 0, 1, 1, 2, 2}));
+  const Array t = tile(Iota({2}, {1}), {2, 2});
+  EXPECT_EQ(t.shape(), (Shape{2, 4}));
+  EXPECT_EQ(Computed(t), (std::vector<std::int32_t>{0, 1, 0, 1, 0, 1, 0, 1}));
+  EXPECT_NE(ErrorOf([&] { repeat(x, -1); }).find(">= 0"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { tile(x, {-1}); }).find(">= 0"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] {
+              roll(x, {1, 2, 3}, {0, 1});
+            }).find("one shift per axis"),
+            std::string::npos);
+}
+
+TEST(ManipulationTest, ReshapeSplitsAndMergesAxes) {
+  const Array x = Iota({4, 6}, {2, 6});  // chunks line up with a merge
+  const Array merged = reshape(x, {-1});
+  EXPECT_EQ(merged.shape(), (Shape{24}));
+  EXPECT_EQ(merged.chunks(), (Shape{12}));
+  std::vector<std::int32_t> iota(24);
+  std::iota(iota.begin(), iota.end(), 0);
+  EXPECT_EQ(Computed(merged), iota);
+  // A split: (24,) in chunks of 12 to (2, 3, 4): chunk 12 is 1 row of 12.
+  const Array split = reshape(merged, {2, 3, 4});
+  EXPECT_EQ(split.chunks(), (Shape{1, 3, 4}));
+  EXPECT_EQ(Computed(split), iota);
+  // Chunks that do not line up are rechunked first.
+  const Array odd = Iota({4, 6}, {3, 4});
+  const Array reshaped = reshape(odd, {3, 8});
+  EXPECT_EQ(Computed(reshaped), iota);
+  EXPECT_EQ(reshaped.node()->inputs().front()->kind(), NodeKind::kRechunk);
+  EXPECT_EQ(reshaped.plan().ops().back().kind, "reshape");
+  EXPECT_EQ(Computed(reshape(Iota({2, 1, 3}, {1, 1, 2}), {2, 3})),
+            (std::vector<std::int32_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(ErrorOf([&] {
+              reshape(x, {5, -1});
+            }),
+            "reshape: cannot reshape an array of size 24 into shape (5, -1); the other extents "
+            "must divide the size");
+  EXPECT_NE(ErrorOf([&] { reshape(x, {-1, -1}); }).find("more than one -1"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] {
+              reshape(x, {5, 5});
+            }).find("cannot reshape an array of size 24"),
+            std::string::npos);
+}
+
+TEST(ManipulationTest, BroadcastArrays) {
+  const std::vector<Array> b = broadcast_arrays({Iota({3, 1}, {2, 1}), Iota({2}, {1})});
+  EXPECT_EQ(b[0].shape(), (Shape{3, 2}));
+  EXPECT_EQ(b[1].shape(), (Shape{3, 2}));
+  EXPECT_EQ(Computed(b[0]), (std::vector<std::int32_t>{0, 0, 1, 1, 2, 2}));
+  EXPECT_EQ(Computed(b[1]), (std::vector<std::int32_t>{0, 1, 0, 1, 0, 1}));
+  EXPECT_NE(ErrorOf([&] {
+              broadcast_arrays({Iota({3}, {2}), Iota({2}, {1})});
+            }).find("cannot be broadcast"),
+            std::string::npos);
+}
+
+TEST(ManipulationTest, ChainsComposeIntoOneOp) {
+  const Array x = Iota({4, 6}, {2, 3});
+  const Array chained = flip(permute_dims(flip(x, 0), {1, 0}), 1);
+  // Two flips of axis 0 of x cancel out: chained = x.T.
+  EXPECT_EQ(chained.node()->inputs().front(), x.node());
+  EXPECT_EQ(Computed(chained), Computed(matrix_transpose(x)));
+  EXPECT_EQ(chained.plan().ops().size(), 1U);
+}
+
+TEST(ManipulationTest, GeneratorsAndConstantsAreGathered) {
+  const Array r = arange(10, 3, TestSpec());
+  const Array flipped = flip(r);
+  const NDArray values = flipped.compute();
+  EXPECT_EQ(values.data<std::int64_t>()[0], 9);
+  EXPECT_EQ(values.data<std::int64_t>()[9], 0);
+  const Array ones_t = permute_dims(ones({2, 3}, int8, {1, 3}, TestSpec()), {1, 0});
+  EXPECT_EQ(ones_t.node()->kind(), NodeKind::kConstant);
+  EXPECT_EQ(ones_t.shape(), (Shape{3, 2}));
+}
+
+}  // namespace
+}  // namespace tessera

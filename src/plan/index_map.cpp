@@ -1,0 +1,152 @@
+// Building gathers and reshapes (tessera/plan/index_map.hpp).
+#include "tessera/plan/index_map.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <utility>
+
+#include "node_detail.hpp"
+#include "reshape_op.hpp"
+#include "tessera/core/errors.hpp"
+
+namespace tessera {
+namespace {
+
+// x as a node a planned-alone op can read by region: generators are computed into a
+// stored array of their own (an astype to the same dtype), as sources asked for as
+// outputs are.
+NodePtr Storable(NodePtr x) {
+  if (IsGenerator(x->kind())) return MakeAsType(x, x->dtype());
+  return x;
+}
+
+// `outer` (an axis of a gather over a middle array) followed by `inner` (the middle
+// array's axis over the input); nullopt when the two do not compose into one map.
+std::optional<AxisMap> ComposeAxis(const AxisMap& outer, const AxisMap& inner) {
+  if (outer.input_axis < 0) return outer;  // a new axis stays new
+  if (inner.input_axis < 0) return AxisMap{};
+  if (outer.IsIdentity()) return inner;
+  if (inner.IsIdentity())
+    return AxisMap{inner.input_axis, outer.start, outer.step, outer.divisor, outer.modulus};
+  if (outer.divisor != 1 || outer.modulus != 0 || inner.divisor != 1) return std::nullopt;
+  // inner(outer(i)) = wrap(s + t * (a + b * i)) = wrap((s + t * a) + (t * b) * i).
+  return AxisMap{inner.input_axis, inner.start + inner.step * outer.start, inner.step * outer.step,
+                 1, inner.modulus};
+}
+
+// `outer` (a source reading a middle gather with one source `inner`) as a source reading
+// the middle gather's input directly; nullopt when an axis does not compose.
+std::optional<GatherSource> ComposeSource(const GatherSource& outer, const GatherSource& inner) {
+  GatherSource composed;
+  composed.begin = outer.begin;
+  composed.end = outer.end;
+  for (const AxisMap& axis : outer.axes) {
+    const AxisMap* inner_axis =
+        axis.input_axis >= 0 ? &inner.axes[static_cast<std::size_t>(axis.input_axis)] : nullptr;
+    std::optional<AxisMap> both = inner_axis ? ComposeAxis(axis, *inner_axis) : axis;
+    if (!both) return std::nullopt;
+    composed.axes.push_back(*both);
+  }
+  composed.fixed = inner.fixed;
+  // Middle axes the outer source fixes fix the input axis they read.
+  for (std::size_t middle = 0; middle < outer.fixed.size(); ++middle) {
+    if (outer.fixed[middle] < 0) continue;
+    const AxisMap& inner_axis = inner.axes[middle];
+    if (inner_axis.input_axis < 0) continue;
+    composed.fixed[static_cast<std::size_t>(inner_axis.input_axis)] =
+        inner_axis.InputIndex(outer.fixed[middle]);
+  }
+  return composed;
+}
+
+bool IsIdentity(const IndexMap& map, const Node& input, const Shape& shape) {
+  if (map.sources.size() != 1 || shape != input.shape()) return false;
+  const GatherSource& source = map.sources.front();
+  for (std::size_t d = 0; d < source.axes.size(); ++d) {
+    if (source.axes[d].input_axis != static_cast<int>(d) || !source.axes[d].IsIdentity())
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Index AxisMap::InputIndex(Index i) const {
+  Index k = start + step * (i / divisor);
+  if (modulus > 0) k = ((k % modulus) + modulus) % modulus;
+  return k;
+}
+
+IndexMap IdentityMap(const Node& x) {
+  std::vector<AxisMap> axes;
+  for (int d = 0; d < x.ndim(); ++d) axes.push_back(AxisMap{d});
+  return OneSourceMap(std::move(axes), Shape(static_cast<std::size_t>(x.ndim()), -1), x.shape());
+}
+
+IndexMap OneSourceMap(std::vector<AxisMap> axes, Shape fixed, const Shape& shape) {
+  GatherSource source{std::move(axes), std::move(fixed), 0, shape.empty() ? 1 : shape[0]};
+  return IndexMap{0, {std::move(source)}};
+}
+
+NodePtr MakeGather(std::vector<NodePtr> inputs, IndexMap map, Shape shape, Shape chunks,
+                   DType dtype) {
+  if (inputs.size() != map.sources.size() || inputs.empty()) {
+    throw InvalidArgument("gather: " + std::to_string(inputs.size()) + " inputs for " +
+                          std::to_string(map.sources.size()) + " sources");
+  }
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    NodePtr& input = inputs[k];
+    if (input->dtype() != dtype) {
+      throw InvalidArgument("gather: input " + input->name() + " is " +
+                            std::string(input->dtype().name()) + ", the result " +
+                            std::string(dtype.name()) + "; cast it first");
+    }
+    if (input->kind() == NodeKind::kGather && input->inputs().size() == 1) {
+      if (auto composed = ComposeSource(map.sources[k], input->detail().index_map->sources[0])) {
+        map.sources[k] = std::move(*composed);
+        input = input->inputs().front();
+      }
+    }
+  }
+  if (IsIdentity(map, *inputs.front(), shape) && inputs.front()->chunks() == chunks) {
+    return inputs.front();
+  }
+  if (inputs.size() == 1 && inputs.front()->kind() == NodeKind::kConstant) {
+    return MakeConstant(std::move(shape), inputs.front()->detail().constant, dtype,
+                        std::move(chunks), inputs.front()->op());
+  }
+  for (NodePtr& input : inputs) input = Storable(std::move(input));
+  NodeDetail detail;
+  detail.index_map = std::make_shared<const IndexMap>(std::move(map));
+  return std::make_shared<const Node>(NodeKind::kGather, "gather", std::move(shape),
+                                      std::move(chunks), dtype, std::move(inputs),
+                                      std::make_shared<const NodeDetail>(std::move(detail)));
+}
+
+NodePtr MakeReshape(NodePtr x, Shape shape) {
+  if (ShapeSize(shape) != x->size()) {
+    throw InvalidArgument("reshape: cannot reshape an array of size " + std::to_string(x->size()) +
+                          " (shape " + ShapeToString(x->shape()) + ") into shape " +
+                          ShapeToString(shape) + "; the sizes must be equal");
+  }
+  if (shape == x->shape()) return x;
+  Shape chunks(shape.size());
+  if (x->size() == 0) {
+    // Nothing to read: any grid will do.
+    for (std::size_t d = 0; d < shape.size(); ++d) chunks[d] = std::max<Index>(shape[d], 1);
+  } else {
+    const std::vector<ReshapeGroup> groups = ReshapeGroups(x->shape(), shape);
+    const Shape aligned = AlignedInputChunks(groups, x->shape(), x->chunks(), shape);
+    // Only when they differ: MakeRechunk cuts chunks longer than their axis, and a
+    // rechunk to the same grid plans no copy at all.
+    if (aligned != x->chunks()) x = MakeRechunk(std::move(x), aligned);
+    chunks = ReshapeOutputChunks(groups, x->shape(), x->chunks(), shape);
+  }
+  x = Storable(std::move(x));
+  const DType dtype = x->dtype();
+  return std::make_shared<const Node>(NodeKind::kReshape, "reshape", std::move(shape),
+                                      std::move(chunks), dtype, std::vector<NodePtr>{std::move(x)},
+                                      std::make_shared<const NodeDetail>());
+}
+
+}  // namespace tessera
