@@ -67,8 +67,10 @@ TEST(GatherOpTest, PiecesGroupIndicesByInputChunk) {
   ASSERT_EQ(pieces[0].size(), 3U);
   EXPECT_EQ(pieces[0][0].first, 90);
   EXPECT_EQ(pieces[0][0].last, 99);
-  EXPECT_EQ(pieces[0][0].positions, (std::vector<Index>{0, 1, 2, 3}));
-  EXPECT_EQ(pieces[0][1].indices, (std::vector<Index>{87, 84, 81}));
+  // Positions 0..3 read 99, 96, 93, 90; positions 4..6 read 87, 84, 81.
+  using Segment = GatherOp::Segment;
+  EXPECT_EQ(pieces[0][0].segments, (std::vector<Segment>{{0, 99, 4, -3}}));
+  EXPECT_EQ(pieces[0][1].segments, (std::vector<Segment>{{4, 87, 3, -3}}));
   EXPECT_EQ(pieces[0][2].first, 72);
 }
 
