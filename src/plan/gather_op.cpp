@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_map>
 #include <utility>
 
 #include "tessera/core/errors.hpp"
@@ -108,20 +109,21 @@ std::vector<GatherOp::AxisPiece> GatherOp::AxisPieces(std::size_t source, std::s
   const AxisMap& axis = spec.axes[d];
   if (axis.input_axis < 0) {
     AxisPiece& piece = pieces.emplace_back();
-    piece.segments.push_back(Segment{lo - region.start[d], 0, hi - lo, 0});
+    piece.segments.push_back(Segment{lo - region.start[d], 0, hi - lo, 0, 1});
     return pieces;
   }
   const Index chunk = input_grids_[source].chunks()[static_cast<std::size_t>(axis.input_axis)];
-  std::vector<Index> chunk_of_piece;
+  std::unordered_map<Index, std::size_t> piece_of_chunk;
+  Index current_chunk = -1;
   std::size_t current = 0;
   for (Index i = lo; i < hi; ++i) {
     const Index index = axis.InputIndex(i);
     const Index chunk_index = index / chunk;
-    if (pieces.empty() || chunk_of_piece[current] != chunk_index) {
-      const auto found = std::find(chunk_of_piece.begin(), chunk_of_piece.end(), chunk_index);
-      current = static_cast<std::size_t>(found - chunk_of_piece.begin());
-      if (found == chunk_of_piece.end()) {
-        chunk_of_piece.push_back(chunk_index);
+    if (chunk_index != current_chunk) {
+      current_chunk = chunk_index;
+      const auto [found, added] = piece_of_chunk.try_emplace(chunk_index, pieces.size());
+      current = found->second;
+      if (added) {
         AxisPiece& piece = pieces.emplace_back();
         piece.first = index;
         piece.last = index;
@@ -132,17 +134,22 @@ std::vector<GatherOp::AxisPiece> GatherOp::AxisPieces(std::size_t source, std::s
     piece.first = std::min(piece.first, index);
     piece.last = std::max(piece.last, index);
     if (!piece.segments.empty()) {
-      // Extend the last segment when this index continues it.
+      // Extend the last segment when this index continues it: a second index sets the
+      // step; a run of one index followed by another becomes a repeat (`every`).
       Segment& last = piece.segments.back();
       if (last.position + last.count == position) {
         if (last.count == 1) last.step = index - last.index;
-        if (last.index + last.count * last.step == index) {
+        if (last.every == 1 && last.step == 0 && index != last.index) {
+          last.every = last.count;
+          last.step = index - last.index;
+        }
+        if (last.IndexAt(last.count) == index) {
           ++last.count;
           continue;
         }
       }
     }
-    piece.segments.push_back(Segment{position, index, 1, 0});
+    piece.segments.push_back(Segment{position, index, 1, 0, 1});
   }
   return pieces;
 }
@@ -200,7 +207,7 @@ void GatherOp::Scatter(const NDArray& box_values, const Region& box, std::size_t
   const auto in_offset = [&](std::size_t d, const Segment& s, Index k) {
     const int axis = spec.axes[d].input_axis;
     if (axis < 0) return Index{0};
-    return (s.index + k * s.step - box.start[static_cast<std::size_t>(axis)]) * in_strides[d];
+    return (s.IndexAt(k) - box.start[static_cast<std::size_t>(axis)]) * in_strides[d];
   };
   // Walk every element of the outer axes (a cursor per axis: segment, element), and
   // copy the innermost axis segment by segment, whole when it is contiguous in the box.
@@ -218,16 +225,16 @@ void GatherOp::Scatter(const NDArray& box_values, const Region& box, std::size_t
     }
     for (const Segment& s : inner) {
       std::byte* out = to + static_cast<std::size_t>(out_base + out_offset(last, s, 0)) * itemsize;
-      const Index in_first = in_base + in_offset(last, s, 0);
-      const Index in_step = s.step * in_strides[last];
-      if (in_step == 1 || s.count == 1) {
-        std::memcpy(out, from + static_cast<std::size_t>(in_first) * itemsize,
+      if (s.count == 1 || (s.every == 1 && s.step * in_strides[last] == 1)) {
+        std::memcpy(out,
+                    from + static_cast<std::size_t>(in_base + in_offset(last, s, 0)) * itemsize,
                     static_cast<std::size_t>(s.count) * itemsize);
         continue;
       }
       for (Index k = 0; k < s.count; ++k) {
         std::memcpy(out + static_cast<std::size_t>(k) * itemsize,
-                    from + static_cast<std::size_t>(in_first + k * in_step) * itemsize, itemsize);
+                    from + static_cast<std::size_t>(in_base + in_offset(last, s, k)) * itemsize,
+                    itemsize);
       }
     }
     std::size_t d = last;

@@ -6,9 +6,9 @@
 // with memcpy. It holds the output block and one read at a time, then writes the block:
 //   projected = reserved_mem + block + max(largest read, the output's write),
 // each term exact for its store (op_output.hpp). What a task knows of its indices is
-// held as segments (a few per read along each axis: one for a slice, flip, roll or
-// permutation; one per repeated run for repeat, one per period for tile), outside the
-// accounted buffers and small beside them. Internal to src/plan.
+// held as segments (a few per read along each axis: one for a slice, flip, roll,
+// repeat or permutation, one per period for tile), outside the accounted buffers and
+// small beside them. Internal to src/plan.
 #pragma once
 
 #include <cstdint>
@@ -39,12 +39,14 @@ class GatherOp : public OutputOp {
   std::int64_t MaxProjection(std::int64_t* worst_task = nullptr) const override;
 
   // Output positions position + k (from the block's start) reading input indices
-  // index + k * step, for k in [0, count).
+  // index + (k / every) * step, for k in [0, count) (every > 1: repeat's runs).
   struct Segment {
     Index position = 0;
     Index index = 0;
     Index count = 0;
     Index step = 0;
+    Index every = 1;
+    Index IndexAt(Index k) const { return index + k / every * step; }
     friend bool operator==(const Segment&, const Segment&) = default;
   };
   // Along one output axis of a block, what one input chunk supplies: its segments and
