@@ -21,7 +21,9 @@ struct SliceRange {
 
 SliceRange Resolve(const Slice& slice, Index extent) {
   const Index step = slice.step.value_or(1);
-  if (step == 0) throw InvalidArgument("index: a slice step cannot be zero");
+  if (step == 0) {
+    throw InvalidArgument("index: a slice step cannot be zero; use 1 or more, or -1 or less");
+  }
   // Bounds for the start and stop: [0, extent] going up, [-1, extent - 1] going down.
   const Index lower = step > 0 ? 0 : -1;
   const Index upper = step > 0 ? extent : extent - 1;
@@ -52,11 +54,14 @@ Array index(const Array& x, const std::vector<IndexItem>& items) {
       ++consumed;
     }
   }
-  if (ellipses > 1) throw InvalidArgument("index: an index can only have a single ellipsis");
+  if (ellipses > 1) {
+    throw InvalidArgument("index: an index can only have a single ellipsis; use one at most");
+  }
   if (consumed > x.ndim()) {
     throw InvalidArgument("index: too many indices for the array " + ShapeToString(x.shape()) +
                           ": it has " + std::to_string(x.ndim()) + " dimensions but " +
-                          std::to_string(consumed) + " were indexed");
+                          std::to_string(consumed) +
+                          " were indexed; give at most one integer or slice per dimension");
   }
   std::vector<IndexItem> expanded;
   for (const IndexItem& item : items) {
@@ -87,7 +92,8 @@ Array index(const Array& x, const std::vector<IndexItem>& items) {
       if (*integer < -extent || *integer >= extent) {
         throw InvalidArgument("index: index " + std::to_string(*integer) +
                               " is out of bounds for axis " + std::to_string(axis) + " with size " +
-                              std::to_string(extent));
+                              std::to_string(extent) + " (use " + std::to_string(-extent) + " to " +
+                              std::to_string(extent - 1) + ")");
       }
       fixed[dim] = *integer < 0 ? *integer + extent : *integer;
     } else {

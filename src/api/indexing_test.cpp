@@ -91,11 +91,12 @@ TEST(IndexingTest, IntegersSlicesEllipsisNewAxis) {
 
 TEST(IndexingTest, ErrorsSayWhatWasWrong) {
   const Array x = Iota({3, 4}, {2, 3});
-  EXPECT_EQ(ErrorOf([&] { x[3]; }), "index: index 3 is out of bounds for axis 0 with size 3");
+  EXPECT_EQ(ErrorOf([&] { x[3]; }),
+            "index: index 3 is out of bounds for axis 0 with size 3 (use -3 to 2)");
   EXPECT_EQ(ErrorOf([&] {
               x[{0, -5}];
             }),
-            "index: index -5 is out of bounds for axis 1 with size 4");
+            "index: index -5 is out of bounds for axis 1 with size 4 (use -4 to 3)");
   EXPECT_NE(ErrorOf([&] { x[{0, 0, 0}]; }).find("too many indices"), std::string::npos);
   EXPECT_NE(ErrorOf([&] { x[{ellipsis, ellipsis}]; }).find("single ellipsis"), std::string::npos);
   EXPECT_NE(ErrorOf([&] { x[Slice::Every(0)]; }).find("step cannot be zero"), std::string::npos);
@@ -130,6 +131,26 @@ TEST(IndexingTest, ReadsOnlyTheChunksItNeeds) {
   EXPECT_EQ(Computed(every_tenth),
             (std::vector<std::int32_t>{0, 10, 20, 30, 40, 50, 60, 70, 80, 90}));
   EXPECT_EQ(store->chunk_gets.load(), 10);
+}
+
+TEST(IndexingTest, ReadsOnlyTheChunksUnderA2dSlice) {
+  auto store = std::make_shared<CountingStore>();
+  ZarrMetadata metadata;
+  metadata.shape = {10, 10};
+  metadata.chunks = {1, 1};
+  metadata.dtype = int32;
+  metadata.compressor = std::nullopt;
+  const ZarrArray array = ZarrArray::Create(store, "", metadata);
+  NDArray values({10, 10}, int32);
+  auto data = values.mutable_data<std::int32_t>();
+  std::iota(data.begin(), data.end(), 0);
+  array.Write(values, 1);
+  const Array x = from_zarr(store, "", TestSpec());
+  // x[7:4:-1, 2:4]: rows 7, 6, 5 and columns 2, 3: 6 of the 100 chunks.
+  store->chunk_gets = 0;
+  EXPECT_EQ((Computed(x[{Slice(7, 4, -1), Slice(2, 4)}])),
+            (std::vector<std::int32_t>{72, 73, 62, 63, 52, 53}));
+  EXPECT_EQ(store->chunk_gets.load(), 6);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_map>
 #include <utility>
 
 #include "tessera/core/errors.hpp"
@@ -36,13 +37,6 @@ void ForEachCombination(const std::vector<std::vector<GatherOp::AxisPiece>>& pie
     if (ndim == 0) return;
   }
 }
-
-// A run of elements contiguous in both the read box and the output block.
-struct Run {
-  Index out = 0;
-  Index in = 0;
-  Index length = 0;
-};
 
 }  // namespace
 
@@ -115,33 +109,47 @@ std::vector<GatherOp::AxisPiece> GatherOp::AxisPieces(std::size_t source, std::s
   const AxisMap& axis = spec.axes[d];
   if (axis.input_axis < 0) {
     AxisPiece& piece = pieces.emplace_back();
-    for (Index i = lo; i < hi; ++i) {
-      piece.positions.push_back(i - region.start[d]);
-      piece.indices.push_back(0);
-    }
+    piece.segments.push_back(Segment{lo - region.start[d], 0, hi - lo, 0, 1});
     return pieces;
   }
   const Index chunk = input_grids_[source].chunks()[static_cast<std::size_t>(axis.input_axis)];
-  std::vector<Index> chunk_of_piece;
+  std::unordered_map<Index, std::size_t> piece_of_chunk;
+  Index current_chunk = -1;
   std::size_t current = 0;
   for (Index i = lo; i < hi; ++i) {
     const Index index = axis.InputIndex(i);
     const Index chunk_index = index / chunk;
-    if (pieces.empty() || chunk_of_piece[current] != chunk_index) {
-      const auto found = std::find(chunk_of_piece.begin(), chunk_of_piece.end(), chunk_index);
-      current = static_cast<std::size_t>(found - chunk_of_piece.begin());
-      if (found == chunk_of_piece.end()) {
-        chunk_of_piece.push_back(chunk_index);
+    if (chunk_index != current_chunk) {
+      current_chunk = chunk_index;
+      const auto [found, added] = piece_of_chunk.try_emplace(chunk_index, pieces.size());
+      current = found->second;
+      if (added) {
         AxisPiece& piece = pieces.emplace_back();
         piece.first = index;
         piece.last = index;
       }
     }
     AxisPiece& piece = pieces[current];
-    piece.positions.push_back(i - region.start[d]);
-    piece.indices.push_back(index);
+    const Index position = i - region.start[d];
     piece.first = std::min(piece.first, index);
     piece.last = std::max(piece.last, index);
+    if (!piece.segments.empty()) {
+      // Extend the last segment when this index continues it: a second index sets the
+      // step; a run of one index followed by another becomes a repeat (`every`).
+      Segment& last = piece.segments.back();
+      if (last.position + last.count == position) {
+        if (last.count == 1) last.step = index - last.index;
+        if (last.every == 1 && last.step == 0 && index != last.index) {
+          last.every = last.count;
+          last.step = index - last.index;
+        }
+        if (last.IndexAt(last.count) == index) {
+          ++last.count;
+          continue;
+        }
+      }
+    }
+    piece.segments.push_back(Segment{position, index, 1, 0, 1});
   }
   return pieces;
 }
@@ -186,49 +194,56 @@ void GatherOp::Scatter(const NDArray& box_values, const Region& box, std::size_t
   const Shape box_strides = CStrides(box.shape);
   const Shape block_strides = CStrides(block.shape());
   const GatherSource& spec = map_->sources[source];
-  // Per axis, each element's offset in the box and in the block.
-  std::vector<std::vector<Index>> in_offsets(ndim), out_offsets(ndim);
+  // Per axis, the box's stride along the input axis it reads (0 for a new axis).
+  std::vector<Index> in_strides(ndim, 0);
   for (std::size_t d = 0; d < ndim; ++d) {
-    const AxisPiece& piece = *pieces[d];
     const int axis = spec.axes[d].input_axis;
-    for (std::size_t j = 0; j < piece.positions.size(); ++j) {
-      out_offsets[d].push_back(piece.positions[j] * block_strides[d]);
-      const auto input_axis = static_cast<std::size_t>(axis);
-      in_offsets[d].push_back(
-          axis < 0 ? 0 : (piece.indices[j] - box.start[input_axis]) * box_strides[input_axis]);
-    }
+    if (axis >= 0) in_strides[d] = box_strides[static_cast<std::size_t>(axis)];
   }
-  // The innermost axis as runs contiguous on both sides.
-  std::vector<Run> runs;
+  // Offsets in the block and in the box of element k of segment `s` of axis d.
+  const auto out_offset = [&](std::size_t d, const Segment& s, Index k) {
+    return (s.position + k) * block_strides[d];
+  };
+  const auto in_offset = [&](std::size_t d, const Segment& s, Index k) {
+    const int axis = spec.axes[d].input_axis;
+    if (axis < 0) return Index{0};
+    return (s.IndexAt(k) - box.start[static_cast<std::size_t>(axis)]) * in_strides[d];
+  };
+  // Walk every element of the outer axes (a cursor per axis: segment, element), and
+  // copy the innermost axis segment by segment, whole when it is contiguous in the box.
   const std::size_t last = ndim - 1;
-  for (std::size_t j = 0; j < out_offsets[last].size(); ++j) {
-    const Index out = out_offsets[last][j];
-    const Index in = in_offsets[last][j];
-    if (!runs.empty() && runs.back().out + runs.back().length == out &&
-        runs.back().in + runs.back().length == in) {
-      ++runs.back().length;
-    } else {
-      runs.push_back(Run{out, in, 1});
-    }
-  }
-  std::vector<std::size_t> pick(last, 0);
+  std::vector<std::size_t> segment(last, 0);
+  std::vector<Index> element(last, 0);
+  const std::vector<Segment>& inner = pieces[last]->segments;
   while (true) {
     Index out_base = 0;
     Index in_base = 0;
     for (std::size_t d = 0; d < last; ++d) {
-      out_base += out_offsets[d][pick[d]];
-      in_base += in_offsets[d][pick[d]];
+      const Segment& s = pieces[d]->segments[segment[d]];
+      out_base += out_offset(d, s, element[d]);
+      in_base += in_offset(d, s, element[d]);
     }
-    for (const Run& run : runs) {
-      std::memcpy(to + static_cast<std::size_t>(out_base + run.out) * itemsize,
-                  from + static_cast<std::size_t>(in_base + run.in) * itemsize,
-                  static_cast<std::size_t>(run.length) * itemsize);
+    for (const Segment& s : inner) {
+      std::byte* out = to + static_cast<std::size_t>(out_base + out_offset(last, s, 0)) * itemsize;
+      if (s.count == 1 || (s.every == 1 && s.step * in_strides[last] == 1)) {
+        std::memcpy(out,
+                    from + static_cast<std::size_t>(in_base + in_offset(last, s, 0)) * itemsize,
+                    static_cast<std::size_t>(s.count) * itemsize);
+        continue;
+      }
+      for (Index k = 0; k < s.count; ++k) {
+        std::memcpy(out + static_cast<std::size_t>(k) * itemsize,
+                    from + static_cast<std::size_t>(in_base + in_offset(last, s, k)) * itemsize,
+                    itemsize);
+      }
     }
     std::size_t d = last;
     while (d > 0) {
       --d;
-      if (++pick[d] < out_offsets[d].size()) break;
-      pick[d] = 0;
+      if (++element[d] < pieces[d]->segments[segment[d]].count) break;
+      element[d] = 0;
+      if (++segment[d] < pieces[d]->segments.size()) break;
+      segment[d] = 0;
       if (d == 0) return;
     }
     if (last == 0) return;

@@ -5,11 +5,10 @@
 // scatters its values into the block, copying runs that are contiguous on both sides
 // with memcpy. It holds the output block and one read at a time, then writes the block:
 //   projected = reserved_mem + block + max(largest read, the output's write),
-// each term exact for its store (op_output.hpp). Not counted (KNOWN GAP): the index
-// lists a task builds, ~32 B per output index along each axis (not per element), in
-// std::vectors outside Buffers; small beside a block of 2 or more dimensions, but up
-// to 4x a 1-d float64 block. Segments (start, step, count) instead of lists would
-// remove it. Internal to src/plan.
+// each term exact for its store (op_output.hpp). What a task knows of its indices is
+// held as segments (a few per read along each axis: one for a slice, flip, roll,
+// repeat or permutation, one per period for tile), outside the accounted buffers and
+// small beside them. Internal to src/plan.
 #pragma once
 
 #include <cstdint>
@@ -39,14 +38,23 @@ class GatherOp : public OutputOp {
   // Over the edge blocks and, per dimension, the block whose reads are the largest.
   std::int64_t MaxProjection(std::int64_t* worst_task = nullptr) const override;
 
-  // Along one output axis of a block, what one input chunk supplies: the output
-  // positions (from the block's start) and the input indices they read, and the range
-  // [first, last] of those indices (inside the chunk).
+  // Output positions position + k (from the block's start) reading input indices
+  // index + (k / every) * step, for k in [0, count) (every > 1: repeat's runs).
+  struct Segment {
+    Index position = 0;
+    Index index = 0;
+    Index count = 0;
+    Index step = 0;
+    Index every = 1;
+    Index IndexAt(Index k) const { return index + k / every * step; }
+    friend bool operator==(const Segment&, const Segment&) = default;
+  };
+  // Along one output axis of a block, what one input chunk supplies: its segments and
+  // the range [first, last] of the input indices they read (inside the chunk).
   struct AxisPiece {
     Index first = 0;
     Index last = 0;
-    std::vector<Index> positions;
-    std::vector<Index> indices;
+    std::vector<Segment> segments;
   };
   // Per output axis, the pieces source `source` supplies to the block at `region`; an
   // axis without pieces means the source supplies nothing to this block.

@@ -67,8 +67,10 @@ TEST(GatherOpTest, PiecesGroupIndicesByInputChunk) {
   ASSERT_EQ(pieces[0].size(), 3U);
   EXPECT_EQ(pieces[0][0].first, 90);
   EXPECT_EQ(pieces[0][0].last, 99);
-  EXPECT_EQ(pieces[0][0].positions, (std::vector<Index>{0, 1, 2, 3}));
-  EXPECT_EQ(pieces[0][1].indices, (std::vector<Index>{87, 84, 81}));
+  // Positions 0..3 read 99, 96, 93, 90; positions 4..6 read 87, 84, 81.
+  using Segment = GatherOp::Segment;
+  EXPECT_EQ(pieces[0][0].segments, (std::vector<Segment>{{0, 99, 4, -3, 1}}));
+  EXPECT_EQ(pieces[0][1].segments, (std::vector<Segment>{{4, 87, 3, -3, 1}}));
   EXPECT_EQ(pieces[0][2].first, 72);
 }
 
@@ -85,6 +87,25 @@ TEST(GatherOpTest, ComposedMapsReadTheFirstInput) {
   const NodePtr sliced =
       MakeGather({repeated}, OneSourceMap({AxisMap{0, 1, 2}}, {-1}, {100}), {100}, {10}, int32);
   EXPECT_EQ(sliced->inputs().front(), repeated);
+}
+
+TEST(GatherOpTest, RepeatRunsAreOneSegment) {
+  // repeat(x, 3)[0:30]: 0, 0, 0, 1, 1, 1, ... 9, 9, 9 all in chunk 0: one segment.
+  const NodePtr x = Hundred();
+  const NodePtr repeated =
+      MakeGather({x}, OneSourceMap({AxisMap{0, 0, 1, 3}}, {-1}, {300}), {300}, {30}, int32);
+  OpInfo info;
+  info.name = "r";
+  info.shape = repeated->shape();
+  info.chunks = repeated->chunks();
+  info.dtype = int32;
+  const GatherOp op(
+      info, repeated->detail().index_map,
+      {MakeInMemoryStoredArray(std::make_shared<NDArray>(NDArray({100}, int32)), {10})},
+      {x->grid()}, std::make_shared<ResultOutput>(Shape{300}, Shape{30}, int32), 0);
+  const auto pieces = op.Pieces(0, Region{{0}, {30}});
+  ASSERT_EQ(pieces[0].size(), 1U);
+  EXPECT_EQ(pieces[0][0].segments, (std::vector<GatherOp::Segment>{{0, 0, 30, 1, 3}}));
 }
 
 }  // namespace
