@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "tessera/api/elementwise.hpp"
+#include "tessera/api/reduction.hpp"
 #include "tessera/core/errors.hpp"
 
 namespace tessera {
@@ -165,15 +167,11 @@ Array vecdot(const Array& x1, const Array& x2, int axis) {
     return rest;
   };
   CheckBatchBroadcast("vecdot", others(x1, axis1), others(x2, axis2), x1, x2);
-  Contraction contraction;
-  contraction.num_batch = std::max(x1.ndim(), x2.ndim()) - 1;
-  for (const auto& [dims, ndim, summed] : {std::tuple{&contraction.a_dims, x1.ndim(), axis1},
-                                           std::tuple{&contraction.b_dims, x2.ndim(), axis2}}) {
-    int batch = contraction.num_batch - (ndim - 1);
-    for (int d = 0; d < ndim; ++d)
-      dims->push_back(d == summed ? Contraction::Contracted(0) : batch++);
-  }
-  return Contract("vecdot", x1, x2, std::move(contraction));
+  // An elementwise product summed by a reduction: its first round computes the product
+  // block by block, so nothing but partial sums is stored. Summing in the operands'
+  // result dtype keeps numpy's dtype (and its wrap-around for integers).
+  const DType dtype = ResultType(x1.dtype(), x2.dtype());
+  return sum(multiply(x1.astype(dtype), x2.astype(dtype)), from_end, false, dtype);
 }
 
 Array outer(const Array& x1, const Array& x2) {

@@ -376,9 +376,12 @@ TEST(LinalgTest, MeasuredNeverExceedsProjectedOnStoredInputs) {
   options.execute.progress = ProgressMode::kNever;
   const Array a2 = stored("a2", {300, 500}, {100, 100}, 22);
   // b read transposed; a read across its chunks and repacked (its summed axis first).
+  // vecdot is a reduction of the product, computed block by block in its first round.
   for (const Array& c : {tensordot(a, b, {1}, {1}), vecdot(a, a2, -2)}) {
     SCOPED_TRACE(c.name());
-    EXPECT_GT(c.plan().ops().back().contraction_steps, 1);
+    if (c.plan().ops().back().kind == "contract") {
+      EXPECT_GT(c.plan().ops().back().contraction_steps, 1);
+    }
     report = {};
     c.compute(options);
     ASSERT_FALSE(report.tasks.empty());

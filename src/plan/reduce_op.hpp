@@ -8,9 +8,12 @@
 // round, whose group spans every reduced block, writes the result.
 //
 // Task t is block t (C order) of the round's output grid: along a kept dimension the
-// input's chunks, along a reduced one one element per group. A task holds its group's
-// read, then the states, then (last round) the results:
-//   peak = max(read's peak, read + states, states + results, last held + write)
+// input's chunks, along a reduced one one element per group. Round 1 streams its group
+// one block at a time: the states, a second state array for the block (merged into
+// the first), and one block's read; a later round reads its group's partials at once:
+//   round 1:  peak = max over blocks(states + block states + the read's peak), ...
+//   later:    peak = max(read's peak, read + states), ...
+//   then      max(states + results (last round), last held + write)
 // exactly, from the input's and output's own projections. Internal to src/plan.
 #pragma once
 
@@ -39,7 +42,7 @@ struct ReductionRound {
   // argmin/argmax: the axis indexed (-1: the flattened values) and the values' shape.
   int index_axis = -1;
   Shape values_shape;
-  double correction = 0;  // var/std
+  kernels::ReductionFinish finish;  // the last round's: values per output, correction
 };
 
 // The round's output grid (see above): kept dimensions as the input's, reduced ones
@@ -66,8 +69,11 @@ class ReduceOp : public OutputOp {
   Shape OutputBlock(const Shape& task_block) const;
   Shape StatesShape(const Shape& task_block) const;
 
+  NDArray ReduceValues(const Region& region, const Shape& states_shape) const;
+
   ReductionRound round_;
   std::shared_ptr<const StoredArray> input_;
+  ChunkGrid input_grid_;
   ChunkGrid tasks_;
   DType read_dtype_;
 };

@@ -64,7 +64,10 @@ class RoundPlanner {
     first_.keepdims = detail.keepdims;
     first_.values_shape = input.shape();
     first_.index_axis = detail.axes.size() == 1 && input.ndim() > 1 ? detail.axes.front() : -1;
-    first_.correction = detail.correction;
+    first_.finish.correction = detail.correction;
+    first_.finish.reduced_count = 1;
+    for (const int axis : detail.axes)
+      first_.finish.reduced_count *= static_cast<double>(input.shape()[static_cast<std::size_t>(axis)]);
     values_ = std::move(values);
   }
 

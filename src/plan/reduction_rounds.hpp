@@ -1,16 +1,16 @@
-// The rounds that carry out one reduction node (reduce_op.hpp), each task combining as
-// many blocks as allowed_mem holds.
+// The rounds that carry out one reduction node (reduce_op.hpp).
 //
-// Round 1 reads the values in groups of blocks along the reduced dimensions; each later
-// round combines groups of the previous round's partial states; the last round's group
-// spans every reduced block and writes the result. A round's group is the largest whose
-// exact task projection fits allowed_mem (found by bisection on the number of blocks, a
-// group filling the reduced dimensions from the outermost), so the number of rounds
-// follows from the budget. Round 1 also keeps at least 4 tasks per worker when the
-// input has that many blocks, so that a reduction to few outputs still runs in
-// parallel. When not even the smallest group fits (one block in round 1, two partials
-// later), the round is planned with it anyway and the planner's memory check refuses it
-// with the smallest allowed_mem. Internal to src/plan.
+// Round 1 reads the values in groups of blocks along the reduced dimensions, one block
+// at a time; each later round combines groups of the previous round's partial states,
+// read at once; the last round's group spans every reduced block and writes the result.
+// A later round's group is the largest whose exact task projection fits allowed_mem
+// (found by bisection on the number of partials, a group filling the reduced dimensions
+// from the outermost), so the number of rounds follows from the budget. Round 1's
+// memory does not grow with its group (it streams), so its group is as large as
+// parallelism allows: at least 4 tasks per worker when the input has that many blocks.
+// When not even the smallest group fits (one block in round 1, two partials later),
+// MemoryBudgetError names the smallest allowed_mem under which every round fits.
+// Internal to src/plan.
 #pragma once
 
 #include <cstdint>

@@ -6,10 +6,10 @@
 //   auto m = tessera::max(x, {0, 2}, /*keepdims=*/true);
 //   auto s = tessera::sum(counts, 1, false, tessera::int64);
 //
-// A reduction is planned as rounds of partial reductions (docs/memory-model.md): each
-// task combines as many blocks (or partial results) as allowed_mem holds, so the number
-// of rounds follows from the budget; var and std combine partial moments (count, mean,
-// M2) so that they stay accurate. Lazy like every Array; the memory check happens when
+// A reduction is planned as rounds of partial reductions (docs/memory-model.md): round
+// 1 streams groups of blocks into partial results, later rounds combine as many partial
+// results per task as allowed_mem holds, so the number of rounds follows from the
+// budget; var and std combine partial moments (count, mean, M2) so they stay accurate. Lazy like every Array; the memory check happens when
 // the plan is finalized.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Contraction: how a contraction node (matmul, tensordot, vecdot, outer — NodeKind::
+// Contraction: how a contraction node (matmul, tensordot, outer — NodeKind::
 // kContract) lines its two operands up with its result.
 //
 // The result's dimensions are, in order: `num_batch` batch dimensions (either or both

@@ -114,7 +114,8 @@ bool NonZero(T x) {
 // index), AddRun(state, x, n, first_index, index_step) for a run reduced into one
 // state, Merge(a, b) (b's elements follow a's), AfterValues(states, count,
 // reduced_count), Finish(state, correction); kIndexed when Add needs indices, kTwoPass
-// when from_values makes a second pass (BetweenPasses, Add2, AddRun2).
+// when from_values makes a second pass (BetweenPasses, Add2, AddRun2). Finish gets the
+// ReductionFinish.
 
 struct NoAfter {
   template <class State>
@@ -166,7 +167,7 @@ struct SumTraits : NoAfter {
     }
   }
   static void Merge(State& a, const State& b) { a.v += b.v; }
-  static Out Finish(const State& s, double) { return Narrow<R>(s.v); }
+  static Out Finish(const State& s, const ReductionFinish&) { return Narrow<R>(s.v); }
 };
 
 template <class T, class R>
@@ -182,7 +183,7 @@ struct ProdTraits : NoAfter {
     for (Index i = 0; i < n; ++i) s.v *= Widen(x[i]);
   }
   static void Merge(State& a, const State& b) { a.v *= b.v; }
-  static Out Finish(const State& s, double) { return Narrow<R>(s.v); }
+  static Out Finish(const State& s, const ReductionFinish&) { return Narrow<R>(s.v); }
 };
 
 // Is `x` a better extreme than `best` (strictly: ties keep the first)? NaN wins.
@@ -221,7 +222,7 @@ struct ExtremeTraits : NoAfter {
     for (Index i = 0; i < n; ++i) Add(s, x[i], 0);
   }
   static void Merge(State& a, const State& b) { Add(a, b.v, 0); }
-  static Out Finish(const State& s, double) { return s.v; }
+  static Out Finish(const State& s, const ReductionFinish&) { return s.v; }
 };
 
 template <class T, bool kMax>
@@ -250,7 +251,7 @@ struct ArgExtremeTraits : NoAfter {
     const bool same = (IsNaN(a.v) && IsNaN(b.v)) || (!IsNaN(a.v) && !IsNaN(b.v) && a.v == b.v);
     if (same && b.i < a.i) a = b;
   }
-  static Out Finish(const State& s, double) { return s.i; }
+  static Out Finish(const State& s, const ReductionFinish&) { return s.i; }
 };
 
 template <class T, bool kAll>
@@ -278,7 +279,7 @@ struct TruthTraits : NoAfter {
       a.v |= b.v;
     }
   }
-  static Out Finish(const State& s, double) { return s.v != 0; }
+  static Out Finish(const State& s, const ReductionFinish&) { return s.v != 0; }
 };
 
 template <class T>
@@ -296,7 +297,7 @@ struct CountNonzeroTraits : NoAfter {
     s.v += count;
   }
   static void Merge(State& a, const State& b) { a.v += b.v; }
-  static Out Finish(const State& s, double) { return s.v; }
+  static Out Finish(const State& s, const ReductionFinish&) { return s.v; }
 };
 
 template <class T, class R>
@@ -305,19 +306,14 @@ struct MeanTraits : NoAfter {
   using Out = R;
   struct State {
     double sum;
-    double count;
   };
-  static State Identity() { return {0, 0}; }
+  static State Identity() { return {0}; }
   static void Add(State& s, T x, Index) { s.sum += static_cast<double>(x); }
   static void AddRun(State& s, const T* x, Index n, Index, Index) { s.sum += PairwiseSum(x, n); }
-  static void AfterValues(State* states, Index count, Index reduced_count) {
-    for (Index i = 0; i < count; ++i) states[i].count = static_cast<double>(reduced_count);
+  static void Merge(State& a, const State& b) { a.sum += b.sum; }
+  static Out Finish(const State& s, const ReductionFinish& how) {
+    return static_cast<R>(s.sum / how.reduced_count);  // 0 / 0: NaN, as numpy
   }
-  static void Merge(State& a, const State& b) {
-    a.sum += b.sum;
-    a.count += b.count;
-  }
-  static Out Finish(const State& s, double) { return static_cast<R>(s.sum / s.count); }
 };
 
 // Partial moments: count, mean and the sum of squared deviations from it (M2).
@@ -365,8 +361,8 @@ struct MomentTraits : NoAfter {
     a.m2 += b.m2 + delta * delta * (a.count * b.count / count);
     a.count = count;
   }
-  static Out Finish(const State& s, double correction) {
-    const double variance = s.m2 / std::max(s.count - correction, 0.0);
+  static Out Finish(const State& s, const ReductionFinish& how) {
+    const double variance = s.m2 / std::max(s.count - how.correction, 0.0);
     return static_cast<R>(kStd ? std::sqrt(variance) : variance);
   }
 };
@@ -463,17 +459,24 @@ void FromPartials(const NDArray& partials, const std::vector<bool>& reduced, std
 }
 
 template <class Tr>
-void Finish(const std::byte* in, Index count, double correction, std::byte* out) {
+void Merge(std::byte* into, const std::byte* from, Index count) {
+  auto* a = reinterpret_cast<typename Tr::State*>(into);
+  const auto* b = reinterpret_cast<const typename Tr::State*>(from);
+  for (Index i = 0; i < count; ++i) Tr::Merge(a[i], b[i]);
+}
+
+template <class Tr>
+void Finish(const std::byte* in, Index count, const ReductionFinish& how, std::byte* out) {
   const auto* states = reinterpret_cast<const typename Tr::State*>(in);
   auto* results = reinterpret_cast<typename Tr::Out*>(out);
-  for (Index i = 0; i < count; ++i) results[i] = Tr::Finish(states[i], correction);
+  for (Index i = 0; i < count; ++i) results[i] = Tr::Finish(states[i], how);
 }
 
 template <class Tr>
 ReductionKernel Make() {
   static_assert(std::is_trivially_copyable_v<typename Tr::State>);
   return {static_cast<Index>(sizeof(typename Tr::State)), &FromValues<Tr>, &FromPartials<Tr>,
-          &Finish<Tr>};
+          &Merge<Tr>, &Finish<Tr>};
 }
 
 template <template <class, class> class Tr, class T>

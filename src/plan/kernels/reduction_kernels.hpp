@@ -7,9 +7,10 @@
 // are stored like any array (uint8, the state as a trailing dimension), in RAM or on disk.
 //
 //   ReductionKernel k = GetReductionKernel(ReductionOp::kVar, float32, float32);
-//   k.from_values(values, reduced, start, full_shape, -1, states);    // round 1
+//   k.from_values(block, reduced, start, full_shape, -1, states);     // round 1, per block
+//   k.merge(task_states, states, count);                              //   into the task's
 //   k.from_partials(partials, reduced, more_states);                  // round 2..
-//   k.finish(more_states, count, /*correction=*/1, out);              // last round
+//   k.finish(more_states, count, {reduced_count, /*correction=*/1}, out);  // last round
 //
 // What the states hold, and numpy's rules they keep:
 // - sum/prod: a float64 accumulator for floats (more accurate than numpy's float32
@@ -18,7 +19,8 @@
 //   their logical or, prod their logical and (numpy's add/multiply on bool).
 // - min/max: NaN anywhere gives NaN; argmin/argmax: the first NaN's index if any, else
 //   the first extreme's (value, index), ties going to the smaller index.
-// - mean: (sum in float64, count); var/std: (count, mean, M2), computed two-pass within
+// - mean: the sum in float64, divided by the number of values reduced (the same for
+//   every output element, so no state carries it); var/std: (count, mean, M2), computed two-pass within
 //   a region and combined across regions with Chan et al.'s formula; the result is
 //   M2 / max(count - correction, 0) as numpy (0/0 gives NaN).
 // - all/any: NaN counts as true; count_nonzero: an int64 count.
@@ -38,6 +40,12 @@
 
 namespace tessera::kernels {
 
+// What the last round knows of the whole reduction.
+struct ReductionFinish {
+  double reduced_count = 0;  // values reduced into each output element (mean)
+  double correction = 0;     // var/std: numpy's ddof
+};
+
 struct ReductionKernel {
   // Bytes of one partial state.
   Index state_bytes = 0;
@@ -52,8 +60,11 @@ struct ReductionKernel {
   // written to `states` (overwritten).
   void (*from_partials)(const NDArray& partials, const std::vector<bool>& reduced,
                         std::byte* states) = nullptr;
+  // Combines `count` states of `from` (covering later elements) into `into`.
+  void (*merge)(std::byte* into, const std::byte* from, Index count) = nullptr;
   // `count` results of the result dtype from `count` states.
-  void (*finish)(const std::byte* states, Index count, double correction, std::byte* out) = nullptr;
+  void (*finish)(const std::byte* states, Index count, const ReductionFinish& how,
+                 std::byte* out) = nullptr;
 };
 
 // The kernel of `op` over `input` values giving `result`. InvalidArgument for a pair the
