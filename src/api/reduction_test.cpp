@@ -78,6 +78,15 @@ TEST(ReductionTest, SmallBudgetTakesSeveralRounds) {
   EXPECT_EQ(plan.ops()[0].projected_mem, 10 + 80 + 80);
   EXPECT_EQ(plan.ops()[1].num_tasks, 1);
   EXPECT_EQ(plan.ops()[1].projected_mem, 640 + 80);
+  const std::string summary = plan.summary();
+  EXPECT_NE(summary.find("Reduction sum-"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("reduces up to 13 blocks of its input per task, one at a time, in 8 "
+                         "tasks of at most 170 B"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("combines up to 8 partial results per task, in 1 task of at most 720 B"),
+            std::string::npos)
+      << summary;
   const NDArray result = total.compute(Quiet());
   ASSERT_EQ(result.shape(), Shape{10});
   ASSERT_EQ(result.dtype(), uint64);

@@ -6,6 +6,7 @@
 
 #include "finalized_plan_state.hpp"
 #include "rechunk_description.hpp"
+#include "reduction_description.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
 
@@ -161,6 +162,9 @@ std::string FinalizedPlan::summary() const {
     const OpInfo& info = state_->infos[i];
     if (info.kind == "rechunk" && info.stage > 0 && info.stage == info.num_stages) {
       out << "\n" << DescribeRechunk(state_->infos, state_->sources, i);
+    }
+    if (info.kind == "reduce" && info.stage > 0 && info.stage == info.num_stages) {
+      out << "\n" << DescribeReduction(state_->infos, i);
     }
   }
   return out.str();
