@@ -6,6 +6,7 @@
 
 #include "tessera/api/creation.hpp"
 #include "tessera/api/elementwise.hpp"
+#include "tessera/api/indexing.hpp"
 #include "tessera/core/errors.hpp"
 
 namespace tessera {
@@ -190,6 +191,18 @@ TEST(ManipulationTest, ChainsComposeIntoOneOp) {
   EXPECT_EQ(chained.node()->inputs().front(), x.node());
   EXPECT_EQ(Computed(chained), Computed(matrix_transpose(x)));
   EXPECT_EQ(chained.plan().ops().size(), 1U);
+  // Over a concat or stack: an index of the joined axis reads one input; a permutation
+  // that keeps the joined axis whole joins the permuted inputs.
+  const Array y = Iota({4, 6}, {3, 3}) + 100;
+  const Array second = index(stack({x, y}, 2), {ellipsis, 1});
+  EXPECT_EQ(second.node()->inputs(), (std::vector<NodePtr>{y.node()}));
+  EXPECT_EQ(Computed(second), Computed(y));
+  const Array joined_t = matrix_transpose(concat({x, y}, 1));
+  EXPECT_EQ(joined_t.node()->inputs(), (std::vector<NodePtr>{x.node(), y.node()}));
+  EXPECT_EQ(Computed(joined_t), Computed(concat({matrix_transpose(x), matrix_transpose(y)}, 0)));
+  const Array column = index(concat({x, y}, 1), {Slice(), 7});
+  EXPECT_EQ(column.node()->inputs(), (std::vector<NodePtr>{y.node()}));
+  EXPECT_EQ(Computed(column), (std::vector<std::int32_t>{101, 107, 113, 119}));
 }
 
 TEST(ManipulationTest, GeneratorsAndConstantsAreGathered) {

@@ -59,6 +59,50 @@ std::optional<GatherSource> ComposeSource(const GatherSource& outer, const Gathe
   return composed;
 }
 
+// `outer` (one source reading a gather of several sources, `inner`, joined along its
+// axis J) as a map of inner's inputs: when outer fixes J, the one input holding that
+// index; when an output axis reads J unchanged, every input, joined along that axis.
+// Sets `inputs` to the inputs read; nullopt (inputs untouched) otherwise.
+std::optional<IndexMap> ComposeOverJoin(const GatherSource& outer, const Node& middle,
+                                        std::vector<NodePtr>& inputs) {
+  const IndexMap& inner = *middle.detail().index_map;
+  const auto join = static_cast<std::size_t>(inner.join_axis);
+  IndexMap composed;
+  std::vector<NodePtr> read;
+  if (outer.fixed[join] >= 0) {
+    const Index at = outer.fixed[join];
+    for (std::size_t k = 0; k < inner.sources.size(); ++k) {
+      const GatherSource& source = inner.sources[k];
+      if (at < source.begin || at >= source.end) continue;
+      std::optional<GatherSource> both = ComposeSource(outer, source);
+      if (!both) return std::nullopt;
+      composed.sources.push_back(std::move(*both));
+      read.push_back(middle.inputs()[k]);
+      break;
+    }
+  } else {
+    int reader = -1;
+    for (std::size_t d = 0; d < outer.axes.size(); ++d) {
+      if (outer.axes[d].input_axis == inner.join_axis) reader = static_cast<int>(d);
+    }
+    if (reader < 0 || !outer.axes[static_cast<std::size_t>(reader)].IsIdentity()) {
+      return std::nullopt;
+    }
+    composed.join_axis = reader;
+    for (std::size_t k = 0; k < inner.sources.size(); ++k) {
+      std::optional<GatherSource> both = ComposeSource(outer, inner.sources[k]);
+      if (!both) return std::nullopt;
+      both->begin = inner.sources[k].begin;
+      both->end = inner.sources[k].end;
+      composed.sources.push_back(std::move(*both));
+      read.push_back(middle.inputs()[k]);
+    }
+  }
+  if (composed.sources.empty()) return std::nullopt;
+  inputs = std::move(read);
+  return composed;
+}
+
 bool IsIdentity(const IndexMap& map, const Node& input, const Shape& shape) {
   if (map.sources.size() != 1 || shape != input.shape()) return false;
   const GatherSource& source = map.sources.front();
@@ -93,6 +137,13 @@ NodePtr MakeGather(std::vector<NodePtr> inputs, IndexMap map, Shape shape, Shape
   if (inputs.size() != map.sources.size() || inputs.empty()) {
     throw InvalidArgument("gather: " + std::to_string(inputs.size()) + " inputs for " +
                           std::to_string(map.sources.size()) + " sources");
+  }
+  if (inputs.size() == 1 && inputs.front()->kind() == NodeKind::kGather &&
+      inputs.front()->inputs().size() > 1) {
+    const NodePtr middle = inputs.front();
+    if (auto composed = ComposeOverJoin(map.sources.front(), *middle, inputs)) {
+      map = std::move(*composed);
+    }
   }
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     NodePtr& input = inputs[k];
