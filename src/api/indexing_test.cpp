@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "tessera/api/creation.hpp"
+#include "tessera/api/elementwise.hpp"
 #include "tessera/api/manipulation.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/storage/memory_store.hpp"
@@ -130,6 +131,14 @@ TEST(IndexingTest, ReadsOnlyTheChunksItNeeds) {
   store->chunk_gets = 0;
   EXPECT_EQ(Computed(every_tenth),
             (std::vector<std::int32_t>{0, 10, 20, 30, 40, 50, 60, 70, 80, 90}));
+  EXPECT_EQ(store->chunk_gets.load(), 10);
+  // Of a computed array too: the index is taken of its operands, (x * 2)[::10] is
+  // x[::10] * 2, which reads the same 10 chunks (and multiplies 10 values).
+  const Array doubled = (x * 2)[Slice::Every(10)];
+  EXPECT_EQ(doubled.node()->kind(), NodeKind::kBinary);
+  store->chunk_gets = 0;
+  EXPECT_EQ(Computed(doubled),
+            (std::vector<std::int32_t>{0, 20, 40, 60, 80, 100, 120, 140, 160, 180}));
   EXPECT_EQ(store->chunk_gets.load(), 10);
 }
 

@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 
 #include "tessera/api/creation.hpp"
 #include "tessera/api/elementwise.hpp"
+#include "tessera/api/indexing.hpp"
 #include "tessera/core/errors.hpp"
 
 namespace tessera {
@@ -18,11 +20,11 @@ Spec TestSpec() {
   return spec;
 }
 
-// 0, 1, 2, ... (int32) of `shape` in blocks of `chunks`.
-Array Iota(const Shape& shape, const Shape& chunks) {
+// first, first + 1, ... (int32) of `shape` in blocks of `chunks`, in memory.
+Array Iota(const Shape& shape, const Shape& chunks, std::int32_t first = 0) {
   NDArray values(shape, int32);
   auto data = values.mutable_data<std::int32_t>();
-  std::iota(data.begin(), data.end(), 0);
+  std::iota(data.begin(), data.end(), first);
   return asarray(std::move(values), chunks, TestSpec());
 }
 
@@ -190,6 +192,32 @@ TEST(ManipulationTest, ChainsComposeIntoOneOp) {
   EXPECT_EQ(chained.node()->inputs().front(), x.node());
   EXPECT_EQ(Computed(chained), Computed(matrix_transpose(x)));
   EXPECT_EQ(chained.plan().ops().size(), 1U);
+  // Over a concat or stack: an index of the joined axis reads one input; a permutation
+  // that keeps the joined axis whole joins the permuted inputs.
+  const Array y = Iota({4, 6}, {3, 3}, 100);
+  const Array second = index(stack({x, y}, 2), {ellipsis, 1});
+  EXPECT_EQ(second.node()->inputs(), (std::vector<NodePtr>{y.node()}));
+  EXPECT_EQ(Computed(second), Computed(y));
+  const Array joined_t = matrix_transpose(concat({x, y}, 1));
+  EXPECT_EQ(joined_t.node()->inputs(), (std::vector<NodePtr>{x.node(), y.node()}));
+  EXPECT_EQ(Computed(joined_t), Computed(concat({matrix_transpose(x), matrix_transpose(y)}, 0)));
+  const Array column = index(concat({x, y}, 1), {Slice(), 7});
+  EXPECT_EQ(column.node()->inputs(), (std::vector<NodePtr>{y.node()}));
+  EXPECT_EQ(Computed(column), (std::vector<std::int32_t>{101, 107, 113, 119}));
+}
+
+TEST(ManipulationTest, GathersGoThroughElementwiseOps) {
+  // flip(exp(x) * y)[1:3] = exp(flip(x)[1:3]) * flip(y)[1:3]: x and y are gathered (only
+  // the chunks needed are read), the elementwise ops compute only the result's elements.
+  const Array x = Iota({8}, {2}).astype(float64);
+  const Array y = Iota({8}, {2}, 3).astype(float64);
+  const Array z = flip(exp(x) * y)[Slice(1, 3)];
+  EXPECT_EQ(z.node()->kind(), NodeKind::kBinary);
+  const NDArray values = z.compute();
+  EXPECT_DOUBLE_EQ(values.data<double>()[0], std::exp(6.0) * 9);
+  EXPECT_DOUBLE_EQ(values.data<double>()[1], std::exp(5.0) * 8);
+  // Not when the result is larger than the op: repeat computes exp once per element.
+  EXPECT_EQ(repeat(exp(x), 3).node()->kind(), NodeKind::kGather);
 }
 
 TEST(ManipulationTest, GeneratorsAndConstantsAreGathered) {

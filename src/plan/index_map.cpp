@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <unordered_map>
 #include <utility>
 
 #include "node_detail.hpp"
@@ -59,6 +60,66 @@ std::optional<GatherSource> ComposeSource(const GatherSource& outer, const Gathe
   return composed;
 }
 
+// `outer` (one source reading a gather of several sources, `inner`, joined along its
+// axis J) as a map of inner's inputs: when outer fixes J, the one input holding that
+// index; when an output axis reads J unchanged, every input, joined along that axis.
+// Sets `inputs` to the inputs read; nullopt (inputs untouched) otherwise.
+std::optional<IndexMap> ComposeOverJoin(const GatherSource& outer, const Node& middle,
+                                        std::vector<NodePtr>& inputs) {
+  const IndexMap& inner = *middle.detail().index_map;
+  const auto join = static_cast<std::size_t>(inner.join_axis);
+  IndexMap composed;
+  std::vector<NodePtr> read;
+  if (outer.fixed[join] >= 0) {
+    const Index at = outer.fixed[join];
+    for (std::size_t k = 0; k < inner.sources.size(); ++k) {
+      const GatherSource& source = inner.sources[k];
+      if (at < source.begin || at >= source.end) continue;
+      std::optional<GatherSource> both = ComposeSource(outer, source);
+      if (!both) return std::nullopt;
+      composed.sources.push_back(std::move(*both));
+      read.push_back(middle.inputs()[k]);
+      break;
+    }
+  } else {
+    int reader = -1;
+    for (std::size_t d = 0; d < outer.axes.size(); ++d) {
+      if (outer.axes[d].input_axis == inner.join_axis) reader = static_cast<int>(d);
+    }
+    if (reader < 0 || !outer.axes[static_cast<std::size_t>(reader)].IsIdentity()) {
+      return std::nullopt;
+    }
+    composed.join_axis = reader;
+    for (std::size_t k = 0; k < inner.sources.size(); ++k) {
+      std::optional<GatherSource> both = ComposeSource(outer, inner.sources[k]);
+      if (!both) return std::nullopt;
+      both->begin = inner.sources[k].begin;
+      both->end = inner.sources[k].end;
+      composed.sources.push_back(std::move(*both));
+      read.push_back(middle.inputs()[k]);
+    }
+  }
+  if (composed.sources.empty()) return std::nullopt;
+  inputs = std::move(read);
+  return composed;
+}
+
+// Can a gather of `shape` from `x` be a gather of each of x's operands instead (x an
+// elementwise op whose operands all have its shape)? Only when the result is no larger
+// than x: then the elementwise op computes only what the gather keeps, and the gather
+// reads only the chunks of the operands it needs rather than all of x, stored whole.
+bool GathersThrough(const Node& x, const Shape& shape) {
+  const NodeKind kind = x.kind();
+  if (kind != NodeKind::kUnary && kind != NodeKind::kAsType && kind != NodeKind::kBinary &&
+      kind != NodeKind::kWhere) {
+    return false;
+  }
+  for (const NodePtr& operand : x.inputs()) {
+    if (operand->shape() != x.shape() || operand->kind() == NodeKind::kBroadcast) return false;
+  }
+  return ShapeSize(shape) <= x.size();
+}
+
 bool IsIdentity(const IndexMap& map, const Node& input, const Shape& shape) {
   if (map.sources.size() != 1 || shape != input.shape()) return false;
   const GatherSource& source = map.sources.front();
@@ -88,11 +149,24 @@ IndexMap OneSourceMap(std::vector<AxisMap> axes, Shape fixed, const Shape& shape
   return IndexMap{0, {std::move(source)}};
 }
 
-NodePtr MakeGather(std::vector<NodePtr> inputs, IndexMap map, Shape shape, Shape chunks,
-                   DType dtype) {
+namespace {
+
+// The gathers made while one map is pushed through elementwise ops, by the node they
+// gather: an operand shared by several ops is gathered once.
+using GatheredOperands = std::unordered_map<const Node*, NodePtr>;
+
+NodePtr Gather(std::vector<NodePtr> inputs, IndexMap map, Shape shape, Shape chunks, DType dtype,
+               GatheredOperands& gathered) {
   if (inputs.size() != map.sources.size() || inputs.empty()) {
     throw InvalidArgument("gather: " + std::to_string(inputs.size()) + " inputs for " +
                           std::to_string(map.sources.size()) + " sources");
+  }
+  if (inputs.size() == 1 && inputs.front()->kind() == NodeKind::kGather &&
+      inputs.front()->inputs().size() > 1) {
+    const NodePtr middle = inputs.front();
+    if (auto composed = ComposeOverJoin(map.sources.front(), *middle, inputs)) {
+      map = std::move(*composed);
+    }
   }
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     NodePtr& input = inputs[k];
@@ -108,6 +182,19 @@ NodePtr MakeGather(std::vector<NodePtr> inputs, IndexMap map, Shape shape, Shape
       }
     }
   }
+  if (inputs.size() == 1 && inputs.front()->dtype() == dtype &&
+      GathersThrough(*inputs.front(), shape) && !IsIdentity(map, *inputs.front(), shape)) {
+    const Node& elementwise = *inputs.front();
+    std::vector<NodePtr> operands;
+    for (const NodePtr& operand : elementwise.inputs()) {
+      NodePtr& done = gathered[operand.get()];
+      if (!done) done = Gather({operand}, map, shape, chunks, operand->dtype(), gathered);
+      operands.push_back(done);
+    }
+    return std::make_shared<const Node>(elementwise.kind(), elementwise.op(), std::move(shape),
+                                        std::move(chunks), dtype, std::move(operands),
+                                        std::make_shared<const NodeDetail>(elementwise.detail()));
+  }
   if (IsIdentity(map, *inputs.front(), shape) && inputs.front()->chunks() == chunks) {
     return inputs.front();
   }
@@ -121,6 +208,15 @@ NodePtr MakeGather(std::vector<NodePtr> inputs, IndexMap map, Shape shape, Shape
   return std::make_shared<const Node>(NodeKind::kGather, "gather", std::move(shape),
                                       std::move(chunks), dtype, std::move(inputs),
                                       std::make_shared<const NodeDetail>(std::move(detail)));
+}
+
+}  // namespace
+
+NodePtr MakeGather(std::vector<NodePtr> inputs, IndexMap map, Shape shape, Shape chunks,
+                   DType dtype) {
+  GatheredOperands gathered;
+  return Gather(std::move(inputs), std::move(map), std::move(shape), std::move(chunks), dtype,
+                gathered);
 }
 
 NodePtr MakeReshape(NodePtr x, Shape shape) {

@@ -177,7 +177,17 @@ class Case:
         ndim = x.ndim
         fn = rng.choice(["permute_dims", "matrix_transpose", "expand_dims", "squeeze", "flip",
                          "roll", "reshape", "repeat", "tile", "concat", "stack",
-                         "broadcast_arrays", "index", "index", "index"])
+                         "broadcast_arrays", "index", "index", "index", "double"])
+        if fn == "double":
+            # x.astype(float64) + itself: an elementwise op the next steps gather through.
+            cast = self.fresh("s")
+            self.job["steps"].append({"out": cast, "fn": "astype", "args": [name],
+                                      "dtype": "float64"})
+            out = self.fresh("s")
+            self.job["steps"].append({"out": out, "fn": "add", "args": [cast, cast]})
+            self.lines.append(f"{out} = float64({name}) * 2")
+            value = x.astype(np.float64)
+            return out, value + value
         step = {"fn": str(fn), "args": [name]}
         others = []
         if fn == "permute_dims":

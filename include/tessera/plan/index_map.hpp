@@ -65,8 +65,11 @@ IndexMap OneSourceMap(std::vector<AxisMap> axes, Shape fixed, const Shape& shape
 
 // The gather of `inputs` (one per source of `map`) of the given shape, chunks, dtype.
 // Inputs must have `dtype` (cast them first). Sources that read another single-input
-// gather are composed with it when the two maps compose; an identity map returns the
-// input itself. Generators are stored first (their values are a function of the index
+// gather are composed with it when the two maps compose; a one-source map over a
+// concat or stack reads its inputs directly when it fixes the joined axis (one input)
+// or keeps it unchanged (every input); a gather of an elementwise op (unary, astype,
+// binary, where, operands of its shape) no larger than it is that op of gathered
+// operands; an identity map returns the input itself. Generators are stored first (their values are a function of the index
 // on their own grid), a constant is re-made in the new shape. REQUIRES: a consistent
 // map (api/ validates user input and throws InvalidArgument before getting here).
 NodePtr MakeGather(std::vector<NodePtr> inputs, IndexMap map, Shape shape, Shape chunks,
