@@ -100,6 +100,11 @@ TEST(RechunkTest, ValidatesChunksAndSkipsNoOps) {
   EXPECT_EQ(twice.node()->inputs().front(), x.node());
   EXPECT_EQ(x.rechunk({2, 20}).rechunk({5, 20}).node(), x.node());
   EXPECT_EQ(twice.compute(), x.compute());
+  // An input whose chunks reach past its extent is already on the asked grid.
+  const Array wide = asarray(Iota({6, 7}, int16), {4, 8}, spec);
+  EXPECT_EQ(wide.rechunk({4, 8}).node(), wide.node());
+  EXPECT_EQ(wide.rechunk({4, 7}).node(), wide.node());
+  EXPECT_EQ(wide.rechunk({4, 8}).compute(), wide.compute());
 }
 
 // Random shapes (1-4 dimensions, empty and size-1 ones), chunkings, dtypes, sources,

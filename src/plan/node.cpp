@@ -170,7 +170,11 @@ NodePtr MakeRechunk(NodePtr x, Shape chunks) {
     }
     chunks[d] = std::min(chunks[d], extent);
   }
-  if (chunks == x->chunks()) return x;
+  // The same grid, whatever chunk lengths beyond the extent the input was given.
+  Shape current = x->chunks();
+  for (std::size_t d = 0; d < current.size(); ++d)
+    current[d] = std::min(current[d], std::max<Index>(x->shape()[d], 1));
+  if (chunks == current) return x;
   // A rechunk of a rechunk reads the first one's input: one shuffle, not two.
   if (x->kind() == NodeKind::kRechunk) return MakeRechunk(x->inputs().front(), std::move(chunks));
   if (IsGenerator(x->kind())) {
