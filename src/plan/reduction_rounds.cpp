@@ -67,7 +67,8 @@ class RoundPlanner {
     first_.finish.correction = detail.correction;
     first_.finish.reduced_count = 1;
     for (const int axis : detail.axes)
-      first_.finish.reduced_count *= static_cast<double>(input.shape()[static_cast<std::size_t>(axis)]);
+      first_.finish.reduced_count *=
+          static_cast<double>(input.shape()[static_cast<std::size_t>(axis)]);
     values_ = std::move(values);
   }
 

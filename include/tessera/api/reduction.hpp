@@ -9,8 +9,8 @@
 // A reduction is planned as rounds of partial reductions (docs/memory-model.md): round
 // 1 streams groups of blocks into partial results, later rounds combine as many partial
 // results per task as allowed_mem holds, so the number of rounds follows from the
-// budget; var and std combine partial moments (count, mean, M2) so they stay accurate. Lazy like every Array; the memory check happens when
-// the plan is finalized.
+// budget; var and std combine partial moments (count, mean, M2) so they stay accurate. Lazy like
+// every Array; the memory check happens when the plan is finalized.
 #pragma once
 
 #include <initializer_list>

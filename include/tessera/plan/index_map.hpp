@@ -69,9 +69,9 @@ IndexMap OneSourceMap(std::vector<AxisMap> axes, Shape fixed, const Shape& shape
 // concat or stack reads its inputs directly when it fixes the joined axis (one input)
 // or keeps it unchanged (every input); a gather of an elementwise op (unary, astype,
 // binary, where, operands of its shape) no larger than it is that op of gathered
-// operands; an identity map returns the input itself. Generators are stored first (their values are a function of the index
-// on their own grid), a constant is re-made in the new shape. REQUIRES: a consistent
-// map (api/ validates user input and throws InvalidArgument before getting here).
+// operands; an identity map returns the input itself. Generators are stored first (their values are
+// a function of the index on their own grid), a constant is re-made in the new shape. REQUIRES: a
+// consistent map (api/ validates user input and throws InvalidArgument before getting here).
 NodePtr MakeGather(std::vector<NodePtr> inputs, IndexMap map, Shape shape, Shape chunks,
                    DType dtype);
 

@@ -20,9 +20,9 @@
 // - min/max: NaN anywhere gives NaN; argmin/argmax: the first NaN's index if any, else
 //   the first extreme's (value, index), ties going to the smaller index.
 // - mean: the sum in float64, divided by the number of values reduced (the same for
-//   every output element, so no state carries it); var/std: (count, mean, M2), computed two-pass within
-//   a region and combined across regions with Chan et al.'s formula; the result is
-//   M2 / max(count - correction, 0) as numpy (0/0 gives NaN).
+//   every output element, so no state carries it); var/std: (count, mean, M2), computed two-pass
+//   within a region and combined across regions with Chan et al.'s formula; the result is M2 /
+//   max(count - correction, 0) as numpy (0/0 gives NaN).
 // - all/any: NaN counts as true; count_nonzero: an int64 count.
 // The caller casts the input to the result dtype first where numpy would (an explicit
 // dtype, integer promotion of sum/prod): the kernel's input and result dtypes differ
