@@ -47,12 +47,17 @@ def cpu_seconds():
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(command, env=None):
-    """Runs `command` once; returns (returncode, stdout, stderr, wall seconds, peak RSS
-    bytes, CPU seconds) of that child alone (wait4: its own rusage)."""
+def measure(command, env=None, stdin=None):
+    """Runs `command` once (with `stdin`, a string, as its input when given); returns
+    (returncode, stdout, stderr, wall seconds, peak RSS bytes, CPU seconds) of that child
+    alone (wait4: its own rusage)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=out, stderr=err, env=env)
+        process = subprocess.Popen(command, stdout=out, stderr=err, env=env,
+                                   stdin=None if stdin is None else subprocess.PIPE)
+        if stdin is not None:
+            process.stdin.write(stdin.encode())
+            process.stdin.close()
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)

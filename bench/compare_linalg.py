@@ -21,29 +21,18 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 
-from bench_util import format_size
+from bench_util import format_size, measure
 
 
-def measure(command, stdin=None):
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=out, stderr=err)
-        if stdin is not None:
-            process.stdin.write(stdin.encode())
-        process.stdin.close()
-        _, status, usage = os.wait4(process.pid, 0)
-        wall = time.perf_counter() - start
-        out.seek(0)
-        err.seek(0)
-        code = os.waitstatus_to_exitcode(status)
-        if code != 0:
-            sys.exit(f"{command[:3]} failed ({code}): {err.read().decode()[-2000:]}")
-        return out.read().decode(), wall, usage.ru_maxrss * 1024
+def run(command, stdin=None):
+    """(stdout, wall seconds, peak RSS bytes) of one run; exits when it fails."""
+    code, out, err, wall, rss, _ = measure(command, stdin=stdin)
+    if code != 0:
+        sys.exit(f"{command[:3]} failed ({code}): {err[-2000:]}")
+    return out, wall, rss
 
 
 CHILD = r"""
@@ -95,7 +84,7 @@ def main():
                            "inputs": {"a": {"zarr": paths["a"]}, "b": {"zarr": paths["b"]}},
                            "steps": [{"out": "c", "fn": "matmul", "args": ["a", "b"]}],
                            "outputs": {"c": {"zarr": out, "compressor": "none"}}}
-                    stdout, wall, rss = measure([args.tool, "job"], json.dumps(job))
+                    stdout, wall, rss = run([args.tool, "job"], json.dumps(job))
                     report = json.loads(stdout)
                     if "error" in report:
                         sys.exit(f"tessera: {report['error']}")
@@ -106,7 +95,7 @@ def main():
                             f"{format_size(op['projected_mem'])}, measured "
                             f"{format_size(ran['measured_mem_max'])}")
                 else:
-                    _, wall, rss = measure([sys.executable, "-c", CHILD, tool, paths["a"],
+                    _, wall, rss = run([sys.executable, "-c", CHILD, tool, paths["a"],
                                             paths["b"], out, str(args.workers)])
                     note = f"{args.workers} threads" if tool == "dask" else "in RAM"
                 if best is None or wall < best[0]:
