@@ -62,29 +62,95 @@ Walk MakeWalk(const Shape& shape, const std::vector<bool>& reduced, const Shape&
   return {shape, reduced, start, full};
 }
 
-// Sum of n values in float64: eight lanes over blocks, pairwise above (numpy's scheme,
-// so the rounding error grows with log n, not n).
+// Sum of n <= 1024 values in float64, in eight lanes.
 template <class T>
-double PairwiseSum(const T* x, Index n) {
+[[gnu::always_inline]] inline double BlockSum(const T* x, Index n) {
   if (n < 8) {
     double sum = 0;
     for (Index i = 0; i < n; ++i) sum += static_cast<double>(x[i]);
     return sum;
   }
-  if (n <= 1024) {
-    double lanes[8];
-    for (int k = 0; k < 8; ++k) lanes[k] = static_cast<double>(x[k]);
-    Index i = 8;
-    for (; i + 8 <= n; i += 8) {
-      for (int k = 0; k < 8; ++k) lanes[k] += static_cast<double>(x[i + k]);
-    }
-    double sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
-                 ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
-    for (; i < n; ++i) sum += static_cast<double>(x[i]);
-    return sum;
+  double lanes[8];
+  for (int k = 0; k < 8; ++k) lanes[k] = static_cast<double>(x[k]);
+  Index i = 8;
+  for (; i + 8 <= n; i += 8) {
+    for (int k = 0; k < 8; ++k) lanes[k] += static_cast<double>(x[i + k]);
   }
-  const Index half = (n / 2) / 8 * 8;
-  return PairwiseSum(x, half) + PairwiseSum(x + half, n - half);
+  double sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
+               ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+  for (; i < n; ++i) sum += static_cast<double>(x[i]);
+  return sum;
+}
+
+// Sum of n values in float64: blocks of 1024 in eight lanes, the block sums combined
+// pairwise (a binary counter: numpy's scheme, so the rounding error grows with log n).
+template <class T>
+[[gnu::always_inline]] inline double PairwiseSumOf(const T* x, Index n) {
+  constexpr Index kBlock = 1024;
+  if (n <= kBlock) return BlockSum(x, n);
+  double sums[64];
+  int levels[64];
+  int top = 0;
+  for (Index i = 0; i < n; i += kBlock) {
+    double sum = BlockSum(x + i, std::min(kBlock, n - i));
+    int level = 0;
+    while (top > 0 && levels[top - 1] == level) {
+      sum = sums[--top] + sum;
+      ++level;
+    }
+    sums[top] = sum;
+    levels[top++] = level;
+  }
+  double total = sums[--top];
+  while (top > 0) total = sums[--top] + total;
+  return total;
+}
+
+// The float loops, also compiled for AVX2 and picked at load time where the CPU has it
+// (the same arithmetic, so the same results).
+__attribute__((target_clones("avx2", "default"))) double SumFloats(const float* x, Index n) {
+  return PairwiseSumOf(x, n);
+}
+__attribute__((target_clones("avx2", "default"))) double SumDoubles(const double* x, Index n) {
+  return PairwiseSumOf(x, n);
+}
+
+// sums[i] += x[i] in float64 (a reduction whose innermost dimension is kept).
+[[maybe_unused]] __attribute__((target_clones("avx2", "default"))) void AddFloats(double* sums,
+                                                                                  const float* x,
+                                                                                  Index n) {
+  for (Index i = 0; i < n; ++i) sums[i] += static_cast<double>(x[i]);
+}
+[[maybe_unused]] __attribute__((target_clones("avx2", "default"))) void AddDoubles(double* sums,
+                                                                                   const double* x,
+                                                                                   Index n) {
+  for (Index i = 0; i < n; ++i) sums[i] += x[i];
+}
+
+// Adds x[i] to sums[i] when T is a float type (returns false otherwise).
+template <class T>
+bool AddDense(double* sums, const T* x, Index n) {
+  if constexpr (std::is_same_v<T, float>) {
+    AddFloats(sums, x, n);
+    return true;
+  } else if constexpr (std::is_same_v<T, double>) {
+    AddDoubles(sums, x, n);
+    return true;
+  } else {
+    (void)sums, (void)x, (void)n;
+    return false;
+  }
+}
+
+template <class T>
+double PairwiseSum(const T* x, Index n) {
+  if constexpr (std::is_same_v<T, float>) {
+    return SumFloats(x, n);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return SumDoubles(x, n);
+  } else {
+    return PairwiseSumOf(x, n);
+  }
 }
 
 template <class T>
@@ -120,6 +186,12 @@ bool NonZero(T x) {
 struct NoAfter {
   template <class State>
   static void AfterValues(State*, Index, Index) {}
+  // Adds a run along a kept dimension to consecutive states in one loop (true), or
+  // leaves it to Add (false).
+  template <class State, class T>
+  static bool AddKept(State*, const T*, Index) {
+    return false;
+  }
   static constexpr bool kIndexed = false;
   static constexpr bool kTwoPass = false;
 };
@@ -164,6 +236,14 @@ struct SumTraits : NoAfter {
       Accumulator<T> sum = 0;
       for (Index i = 0; i < n; ++i) sum += Widen(x[i]);
       s.v += sum;
+    }
+  }
+  static bool AddKept(State* s, const T* x, Index n) {
+    if constexpr (kFloat<T>) {
+      return AddDense(&s->v, x, n);  // State is one double
+    } else {
+      (void)s, (void)x, (void)n;
+      return false;
     }
   }
   static void Merge(State& a, const State& b) { a.v += b.v; }
@@ -310,6 +390,7 @@ struct MeanTraits : NoAfter {
   static State Identity() { return {0}; }
   static void Add(State& s, T x, Index) { s.sum += static_cast<double>(x); }
   static void AddRun(State& s, const T* x, Index n, Index, Index) { s.sum += PairwiseSum(x, n); }
+  static bool AddKept(State* s, const T* x, Index n) { return AddDense(&s->sum, x, n); }
   static void Merge(State& a, const State& b) { a.sum += b.sum; }
   static Out Finish(const State& s, const ReductionFinish& how) {
     return static_cast<R>(s.sum / how.reduced_count);  // 0 / 0: NaN, as numpy
@@ -411,7 +492,9 @@ void ValuesPass(const Walk& walk, int index_axis, const typename Tr::In* data,
           add_run(states[state_offset], x, length, first, step);
         } else {
           typename Tr::State* s = states + state_offset;
-          for (Index j = 0; j < length; ++j) add(s[j], x[j], first + j * step);
+          if (kSecond || !Tr::AddKept(s, x, length)) {
+            for (Index j = 0; j < length; ++j) add(s[j], x[j], first + j * step);
+          }
         }
       });
 }
