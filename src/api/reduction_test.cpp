@@ -220,5 +220,30 @@ TEST(ReductionTest, RefusalNamesABudgetThatRuns) {
   }
 }
 
+// The climatologist's pipeline: a mean over time, the anomaly against it (a broadcast),
+// the anomaly's spread — a reduction feeding an elementwise op feeding a reduction —
+// against the same formulas computed here.
+TEST(ReductionTest, AnomalyOfAClimatology) {
+  const Spec spec = SpecOf(1 << 20);
+  const Array x = random::random({20, 6, 5}, {4, 3, 5}, spec, 11);
+  const NDArray values = x.compute(Quiet());
+  const Array climatology = mean(x, 0);
+  const Array spread = tessera::std(x - climatology, 0, false, 1);
+  const NDArray result = spread.compute(Quiet());
+  ASSERT_EQ(result.shape(), (Shape{6, 5}));
+  const auto v = values.data<double>();
+  for (std::size_t cell = 0; cell < 30; ++cell) {
+    double mean_value = 0;
+    for (std::size_t t = 0; t < 20; ++t) mean_value += v[t * 30 + cell];
+    mean_value /= 20;
+    double m2 = 0;
+    for (std::size_t t = 0; t < 20; ++t) {
+      const double d = v[t * 30 + cell] - mean_value;
+      m2 += d * d;
+    }
+    EXPECT_NEAR(result.data<double>()[cell], std::sqrt(m2 / 19), 1e-12);
+  }
+}
+
 }  // namespace
 }  // namespace tessera
