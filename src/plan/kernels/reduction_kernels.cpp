@@ -106,8 +106,14 @@ template <class T>
   return total;
 }
 
+}  // namespace
+
 // The float loops, also compiled for AVX2 and picked at load time where the CPU has it
-// (the same arithmetic, so the same results).
+// (the same arithmetic, so the same results). Outside the anonymous namespace: GCC
+// reports multiversioned internal functions as unused, and clang refuses
+// [[maybe_unused]] on them.
+namespace simd {
+
 __attribute__((target_clones("avx2", "default"))) double SumFloats(const float* x, Index n) {
   return PairwiseSumOf(x, n);
 }
@@ -116,25 +122,27 @@ __attribute__((target_clones("avx2", "default"))) double SumDoubles(const double
 }
 
 // sums[i] += x[i] in float64 (a reduction whose innermost dimension is kept).
-[[maybe_unused]] __attribute__((target_clones("avx2", "default"))) void AddFloats(double* sums,
-                                                                                  const float* x,
-                                                                                  Index n) {
+__attribute__((target_clones("avx2", "default"))) void AddFloats(double* sums, const float* x,
+                                                                 Index n) {
   for (Index i = 0; i < n; ++i) sums[i] += static_cast<double>(x[i]);
 }
-[[maybe_unused]] __attribute__((target_clones("avx2", "default"))) void AddDoubles(double* sums,
-                                                                                   const double* x,
-                                                                                   Index n) {
+__attribute__((target_clones("avx2", "default"))) void AddDoubles(double* sums, const double* x,
+                                                                  Index n) {
   for (Index i = 0; i < n; ++i) sums[i] += x[i];
 }
+
+}  // namespace simd
+
+namespace {
 
 // Adds x[i] to sums[i] when T is a float type (returns false otherwise).
 template <class T>
 bool AddDense(double* sums, const T* x, Index n) {
   if constexpr (std::is_same_v<T, float>) {
-    AddFloats(sums, x, n);
+    simd::AddFloats(sums, x, n);
     return true;
   } else if constexpr (std::is_same_v<T, double>) {
-    AddDoubles(sums, x, n);
+    simd::AddDoubles(sums, x, n);
     return true;
   } else {
     (void)sums, (void)x, (void)n;
@@ -145,9 +153,9 @@ bool AddDense(double* sums, const T* x, Index n) {
 template <class T>
 double PairwiseSum(const T* x, Index n) {
   if constexpr (std::is_same_v<T, float>) {
-    return SumFloats(x, n);
+    return simd::SumFloats(x, n);
   } else if constexpr (std::is_same_v<T, double>) {
-    return SumDoubles(x, n);
+    return simd::SumDoubles(x, n);
   } else {
     return PairwiseSumOf(x, n);
   }
