@@ -25,7 +25,6 @@
 // reading, computing, encoding, writing and moving the array into place — and
 // `cpu_seconds` the user + system CPU time of the same stretch (less disturbed than wall
 // time when other work shares the cores).
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdint>
@@ -36,6 +35,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "bench_report.hpp"
 #include "nlohmann/json.hpp"
 #include "tessera/core/buffer_pool.hpp"
 #include "tessera/memory/process_memory.hpp"
@@ -43,29 +43,9 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-constexpr std::int64_t kKibibyte = 1024;  // ru_maxrss is in KiB on Linux
-
-std::int64_t MaxRssBytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<std::int64_t>(usage.ru_maxrss) * kKibibyte;
-}
-
-// User + system CPU seconds of this process (all its threads) so far.
-double CpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  const auto seconds = [](const timeval& time) {
-    return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) * 1e-6;
-  };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using bench::Clock;
+using bench::CpuSeconds;
+using bench::SecondsSince;
 
 struct Options {
   std::string scenario;
@@ -114,32 +94,6 @@ Pipeline Build(const Options& options, const tessera::Spec& spec) {
   return {tessera::positive(x), {x}};  // copy
 }
 
-nlohmann::ordered_json OpJson(const tessera::OpReport& op, const tessera::OpInfo* info,
-                              const std::vector<tessera::TaskRecord>& tasks) {
-  nlohmann::ordered_json result;
-  result["name"] = op.name;
-  result["kind"] = op.kind;
-  if (info != nullptr) result["fused"] = info->fused;
-  result["tasks"] = op.tasks;
-  result["projected_mem"] = op.projected_mem;
-  result["measured_mem_max"] = op.measured_mem_max;
-  result["measured_mem_median"] = op.measured_mem_median;
-  result["measured_mem_p95"] = op.measured_mem_p95;
-  result["measured_over_projected"] =
-      op.projected_mem > 0
-          ? static_cast<double>(op.measured_mem_max) / static_cast<double>(op.projected_mem)
-          : 0.0;
-  result["seconds"] = op.seconds;
-  result["task_seconds_max"] = op.task_seconds_max;
-  // Busy time of the op's tasks; over seconds x workers it is how busy the workers were.
-  double task_seconds = 0;
-  for (const tessera::TaskRecord& task : tasks) {
-    if (task.op_name == op.name) task_seconds += task.seconds;
-  }
-  result["task_seconds_sum"] = task_seconds;
-  return result;
-}
-
 nlohmann::ordered_json Run(const Options& options) {
   tessera::Spec spec;
   spec.set_allowed_mem(options.allowed_mem);
@@ -179,10 +133,6 @@ nlohmann::ordered_json Run(const Options& options) {
 
   std::int64_t input_bytes = 0;
   for (const tessera::Array& input : pipeline.inputs) input_bytes += input.nbytes();
-  const int workers = spec.effective_max_workers();
-  const std::int64_t budget = spec.reserved_mem + workers * spec.allowed_mem;
-  const std::int64_t peak_rss = MaxRssBytes();
-
   nlohmann::ordered_json result;
   result["tool"] = "tessera";
   result["scenario"] = options.scenario;
@@ -194,29 +144,8 @@ nlohmann::ordered_json Run(const Options& options) {
   result["chunks"] = pipeline.output.chunks();
   result["dtype"] = pipeline.output.dtype().name();
   result["codec"] = write.compressor ? tessera::DescribeCodec(*write.compressor) : "none";
-  result["peak_rss_bytes"] = peak_rss;
-  result["run_peak_rss_bytes"] = report.peak_rss_bytes;  // VmHWM, reset when Execute starts
-  result["baseline_rss_bytes"] = baseline_rss;
-  result["max_projected_mem"] = plan.max_projected_mem();
-  result["required_allowed_mem"] = plan.required_allowed_mem();
-  result["allowed_mem"] = spec.allowed_mem;
-  result["reserved_mem"] = spec.reserved_mem;
-  result["workers"] = workers;
-  result["buffer_pool_capacity"] = tessera::BufferPoolCapacity();
-  result["budget_bytes"] = budget;  // reserved_mem + workers x allowed_mem
-  result["within_budget"] = peak_rss <= budget;
   result["tile_elements"] = options.tile;
-  result["num_tasks"] = plan.num_tasks();
-  const std::vector<tessera::OpInfo>& infos = plan.ops();
-  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
-  for (const tessera::OpReport& op : report.ops) {
-    const tessera::OpInfo* info = nullptr;
-    for (const tessera::OpInfo& candidate : infos) {
-      if (candidate.name == op.name) info = &candidate;
-    }
-    ops.push_back(OpJson(op, info, report.tasks));
-  }
-  result["ops"] = ops;
+  bench::AddMemoryReport(result, spec, plan, report, baseline_rss);
   return result;
 }
 

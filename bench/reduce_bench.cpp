@@ -21,7 +21,6 @@
 // system CPU time of the same stretch. `checksum` is the sum of the result's values in
 // double precision, `abs_checksum` the sum of their magnitudes; --save writes the result
 // as a .npy file (float64 values, the result's shape) for an element-by-element check.
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cmath>
@@ -33,6 +32,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "bench_report.hpp"
 #include "nlohmann/json.hpp"
 #include "tessera/core/buffer_pool.hpp"
 #include "tessera/memory/process_memory.hpp"
@@ -40,29 +40,9 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-constexpr std::int64_t kKibibyte = 1024;  // ru_maxrss is in KiB on Linux
-
-std::int64_t MaxRssBytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<std::int64_t>(usage.ru_maxrss) * kKibibyte;
-}
-
-// User + system CPU seconds of this process (all its threads) so far.
-double CpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  const auto seconds = [](const timeval& time) {
-    return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) * 1e-6;
-  };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using bench::Clock;
+using bench::CpuSeconds;
+using bench::SecondsSince;
 
 struct Options {
   std::string scenario;
@@ -112,32 +92,6 @@ void SaveNpy(const tessera::NDArray& result, const std::string& path) {
   if (!file) throw tessera::StorageError("cannot write " + path);
 }
 
-nlohmann::ordered_json OpJson(const tessera::OpReport& op, const tessera::OpInfo* info,
-                              const std::vector<tessera::TaskRecord>& tasks) {
-  nlohmann::ordered_json result;
-  result["name"] = op.name;
-  result["kind"] = op.kind;
-  if (info != nullptr) result["fused"] = info->fused;
-  result["tasks"] = op.tasks;
-  result["projected_mem"] = op.projected_mem;
-  result["measured_mem_max"] = op.measured_mem_max;
-  result["measured_mem_median"] = op.measured_mem_median;
-  result["measured_mem_p95"] = op.measured_mem_p95;
-  result["measured_over_projected"] =
-      op.projected_mem > 0
-          ? static_cast<double>(op.measured_mem_max) / static_cast<double>(op.projected_mem)
-          : 0.0;
-  result["seconds"] = op.seconds;
-  result["task_seconds_max"] = op.task_seconds_max;
-  // Busy time of the op's tasks; over seconds x workers it is how busy the workers were.
-  double task_seconds = 0;
-  for (const tessera::TaskRecord& task : tasks) {
-    if (task.op_name == op.name) task_seconds += task.seconds;
-  }
-  result["task_seconds_sum"] = task_seconds;
-  return result;
-}
-
 nlohmann::ordered_json Run(const Options& options) {
   tessera::Spec spec;
   spec.set_allowed_mem(options.allowed_mem);
@@ -175,10 +129,6 @@ nlohmann::ordered_json Run(const Options& options) {
   }
   if (!options.save.empty()) SaveNpy(result, options.save);
 
-  const int workers = spec.effective_max_workers();
-  const std::int64_t budget = spec.reserved_mem + workers * spec.allowed_mem;
-  const std::int64_t peak_rss = MaxRssBytes();
-
   nlohmann::ordered_json json;
   json["tool"] = "tessera";
   json["scenario"] = options.scenario;
@@ -192,31 +142,7 @@ nlohmann::ordered_json Run(const Options& options) {
   json["checksum"] = checksum;
   json["abs_checksum"] = abs_checksum;
   json["first"] = result.size() > 0 ? result.GetAsDouble(0) : 0.0;
-  json["peak_rss_bytes"] = peak_rss;
-  json["run_peak_rss_bytes"] = report.peak_rss_bytes;  // VmHWM, reset when Execute starts
-  json["baseline_rss_bytes"] = baseline_rss;
-  json["max_projected_mem"] = plan.max_projected_mem();
-  json["required_allowed_mem"] = plan.required_allowed_mem();
-  json["allowed_mem"] = spec.allowed_mem;
-  json["reserved_mem"] = spec.reserved_mem;
-  json["workers"] = workers;
-  json["budget_bytes"] = budget;  // reserved_mem + workers x allowed_mem
-  const tessera::BufferPoolStats pool = tessera::GetBufferPoolStats();
-  json["buffer_pool_capacity"] = pool.capacity_bytes;
-  json["buffer_pool_hits"] = pool.hits;  // chunk-sized buffers reused, not faulted in afresh
-  json["buffer_pool_misses"] = pool.misses;
-  json["within_budget"] = peak_rss <= budget;
-  json["num_tasks"] = plan.num_tasks();
-  const std::vector<tessera::OpInfo>& infos = plan.ops();
-  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
-  for (const tessera::OpReport& op : report.ops) {
-    const tessera::OpInfo* info = nullptr;
-    for (const tessera::OpInfo& candidate : infos) {
-      if (candidate.name == op.name) info = &candidate;
-    }
-    ops.push_back(OpJson(op, info, report.tasks));
-  }
-  json["ops"] = ops;
+  bench::AddMemoryReport(json, spec, plan, report, baseline_rss);
   return json;
 }
 
