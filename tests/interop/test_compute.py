@@ -45,6 +45,8 @@ from dataclasses import dataclass, field
 import numcodecs
 import numpy as np
 import pytest
+
+import compute_jobs
 import zarr
 
 SEED = int(os.environ.get("TESSERA_TEST_SEED", "20240611"))
@@ -271,16 +273,8 @@ def print_seed():
 
 
 def run_jobs(tool, jobs):
-    """One compute_tool process for all `jobs`; one result per job."""
-    process = subprocess.run([tool, "batch"], input=json.dumps(jobs), capture_output=True,
-                             text=True, timeout=900)
-    lines = process.stdout.splitlines()
-    if process.returncode != 0 or len(lines) != len(jobs):
-        crashed = jobs[len(lines)] if len(lines) < len(jobs) else None
-        pytest.fail(f"{failure_header()}: compute_tool batch exited {process.returncode} "
-                    f"after {len(lines)} of {len(jobs)} jobs\nstderr: {process.stderr[-4000:]}\n"
-                    f"the job it stopped at: {json.dumps(crashed)}")
-    return [json.loads(line) for line in lines]
+    return compute_jobs.run_jobs(tool, jobs, failure_header())
+
 
 
 # ---- random cases ---------------------------------------------------------------------

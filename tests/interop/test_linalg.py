@@ -17,10 +17,11 @@ Run by hand:
 import json
 import os
 import re
-import subprocess
 
 import numpy as np
 import pytest
+
+import compute_jobs
 
 SEED = int(os.environ.get("TESSERA_TEST_SEED", "20240611"))
 CASES = int(60 * float(os.environ.get("TESSERA_TEST_CASES", "1")))
@@ -35,11 +36,8 @@ def print_seed():
 
 
 def run_jobs(tool, jobs):
-    process = subprocess.run([tool, "batch"], input=json.dumps(jobs), capture_output=True,
-                             text=True, timeout=900)
-    lines = process.stdout.splitlines()
-    assert process.returncode == 0 and len(lines) == len(jobs), process.stderr[-4000:]
-    return [json.loads(line) for line in lines]
+    return compute_jobs.run_jobs(tool, jobs, f"TESSERA_TEST_SEED={SEED}")
+
 
 
 def random_values(rng, shape, dtype):

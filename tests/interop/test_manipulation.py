@@ -17,10 +17,11 @@ Run by hand:
 """
 import json
 import os
-import subprocess
 
 import numpy as np
 import pytest
+
+import compute_jobs
 import zarr
 
 SEED = int(os.environ.get("TESSERA_TEST_SEED", "20240611"))
@@ -36,15 +37,8 @@ def header():
 
 
 def run_jobs(tool, jobs):
-    process = subprocess.run([tool, "batch"], input=json.dumps(jobs), capture_output=True,
-                             text=True, timeout=900)
-    lines = process.stdout.splitlines()
-    if process.returncode != 0 or len(lines) != len(jobs):
-        crashed = jobs[len(lines)] if len(lines) < len(jobs) else None
-        pytest.fail(f"{header()}: compute_tool exited {process.returncode} after "
-                    f"{len(lines)} of {len(jobs)} jobs\nstderr: {process.stderr[-4000:]}\n"
-                    f"the job it stopped at: {json.dumps(crashed)}")
-    return [json.loads(line) for line in lines]
+    return compute_jobs.run_jobs(tool, jobs, header())
+
 
 
 def random_values(rng, shape, dtype):

@@ -16,13 +16,13 @@ Run by hand:
   TESSERA_COMPUTE_TOOL=build/tests/tessera_compute_tool TESSERA_TEST_SEED=7 \\
     /usr/bin/python3 -m pytest -q tests/interop/test_reduce.py
 """
-import json
 import os
 import re
-import subprocess
 
 import numpy as np
 import pytest
+
+import compute_jobs
 
 SEED = int(os.environ.get("TESSERA_TEST_SEED", "20261129"))
 CASES = int(os.environ.get("TESSERA_TEST_CASES", "1"))
@@ -39,15 +39,8 @@ def header():
 
 
 def run_jobs(tool, jobs):
-    process = subprocess.run([tool, "batch"], input=json.dumps(jobs), capture_output=True,
-                             text=True, timeout=900)
-    lines = process.stdout.splitlines()
-    if process.returncode != 0 or len(lines) != len(jobs):
-        stopped = jobs[len(lines)] if len(lines) < len(jobs) else None
-        pytest.fail(f"{header()}: compute_tool exited {process.returncode} after {len(lines)} "
-                    f"of {len(jobs)} jobs\nstderr: {process.stderr[-3000:]}\njob: "
-                    f"{json.dumps(stopped)}")
-    return [json.loads(line) for line in lines]
+    return compute_jobs.run_jobs(tool, jobs, header())
+
 
 
 def random_values(rng, shape, dtype):
