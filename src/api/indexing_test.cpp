@@ -5,6 +5,7 @@
 #include <atomic>
 #include <numeric>
 
+#include "int32_arrays.hpp"
 #include "tessera/api/creation.hpp"
 #include "tessera/api/elementwise.hpp"
 #include "tessera/api/manipulation.hpp"
@@ -15,35 +16,9 @@
 namespace tessera {
 namespace {
 
-Spec TestSpec() {
-  Spec spec;
-  spec.allowed_mem = 1 << 20;
-  spec.max_workers = 2;
-  return spec;
-}
-
-Array Iota(const Shape& shape, const Shape& chunks) {
-  NDArray values(shape, int32);
-  auto data = values.mutable_data<std::int32_t>();
-  std::iota(data.begin(), data.end(), 0);
-  return asarray(std::move(values), chunks, TestSpec());
-}
-
-std::vector<std::int32_t> Computed(const Array& x) {
-  const NDArray values = x.compute();
-  const auto data = values.data<std::int32_t>();
-  return {data.begin(), data.end()};
-}
-
-template <class Fn>
-std::string ErrorOf(Fn&& fn) {
-  try {
-    fn();
-  } catch (const InvalidArgument& error) {
-    return error.what();
-  }
-  return "";
-}
+using testing::Computed;
+using testing::ErrorOf;
+using testing::Iota;
 
 // A memory store that counts the chunk reads (Gets of keys other than metadata).
 class CountingStore : public Store {
@@ -125,7 +100,7 @@ TEST(IndexingTest, ReadsOnlyTheChunksItNeeds) {
   auto data = values.mutable_data<std::int32_t>();
   std::iota(data.begin(), data.end(), 0);
   array.Write(values, 1);
-  const Array x = from_zarr(store, "", TestSpec());
+  const Array x = from_zarr(store, "", testing::SmallSpec());
   const Array every_tenth = x[Slice::Every(10)];
   EXPECT_EQ(every_tenth.plan().ops().front().chunk_reads, 10);
   store->chunk_gets = 0;
@@ -154,7 +129,7 @@ TEST(IndexingTest, ReadsOnlyTheChunksUnderA2dSlice) {
   auto data = values.mutable_data<std::int32_t>();
   std::iota(data.begin(), data.end(), 0);
   array.Write(values, 1);
-  const Array x = from_zarr(store, "", TestSpec());
+  const Array x = from_zarr(store, "", testing::SmallSpec());
   // x[7:4:-1, 2:4]: rows 7, 6, 5 and columns 2, 3: 6 of the 100 chunks.
   store->chunk_gets = 0;
   EXPECT_EQ((Computed(x[{Slice(7, 4, -1), Slice(2, 4)}])),

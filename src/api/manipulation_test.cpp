@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "int32_arrays.hpp"
 #include "tessera/api/creation.hpp"
 #include "tessera/api/elementwise.hpp"
 #include "tessera/api/indexing.hpp"
@@ -13,37 +14,9 @@
 namespace tessera {
 namespace {
 
-Spec TestSpec() {
-  Spec spec;
-  spec.allowed_mem = 1 << 20;
-  spec.max_workers = 2;
-  return spec;
-}
-
-// first, first + 1, ... (int32) of `shape` in blocks of `chunks`, in memory.
-Array Iota(const Shape& shape, const Shape& chunks, std::int32_t first = 0) {
-  NDArray values(shape, int32);
-  auto data = values.mutable_data<std::int32_t>();
-  std::iota(data.begin(), data.end(), first);
-  return asarray(std::move(values), chunks, TestSpec());
-}
-
-std::vector<std::int32_t> Computed(const Array& x) {
-  const NDArray values = x.compute();
-  const auto data = values.data<std::int32_t>();
-  return {data.begin(), data.end()};
-}
-
-// The message of the InvalidArgument `fn` throws ("" when it throws none).
-template <class Fn>
-std::string ErrorOf(Fn&& fn) {
-  try {
-    fn();
-  } catch (const InvalidArgument& error) {
-    return error.what();
-  }
-  return "";
-}
+using testing::Computed;
+using testing::ErrorOf;
+using testing::Iota;
 
 TEST(ManipulationTest, PermuteDimsPermutesValuesAndChunks) {
   const Array x = Iota({2, 3, 4}, {1, 2, 3});
@@ -87,7 +60,7 @@ TEST(ManipulationTest, ConcatPromotesAndChecksShapes) {
   NDArray b_values({2, 1}, int8);
   b_values.mutable_data<std::int8_t>()[0] = -1;
   b_values.mutable_data<std::int8_t>()[1] = -2;
-  const Array b = asarray(std::move(b_values), {2, 1}, TestSpec());
+  const Array b = asarray(std::move(b_values), {2, 1}, testing::SmallSpec());
   const Array c = concat({a, b}, 1);
   EXPECT_EQ(c.dtype(), int32);
   EXPECT_EQ(c.shape(), (Shape{2, 3}));
@@ -102,7 +75,7 @@ TEST(ManipulationTest, ConcatPromotesAndChecksShapes) {
             "concat: array 1 has shape (2, 1) but array 0 has (2, 2); all must have the same "
             "shape except along axis 0");
   EXPECT_NE(ErrorOf([&] { concat({}, 0); }).find("at least one"), std::string::npos);
-  const Array scalar = asarray(NDArray({}, int32), {}, TestSpec());
+  const Array scalar = asarray(NDArray({}, int32), {}, testing::SmallSpec());
   EXPECT_NE(ErrorOf([&] {
               concat({scalar, scalar}, 0);
             }).find("zero-dimensional"),
@@ -221,12 +194,12 @@ TEST(ManipulationTest, GathersGoThroughElementwiseOps) {
 }
 
 TEST(ManipulationTest, GeneratorsAndConstantsAreGathered) {
-  const Array r = arange(10, 3, TestSpec());
+  const Array r = arange(10, 3, testing::SmallSpec());
   const Array flipped = flip(r);
   const NDArray values = flipped.compute();
   EXPECT_EQ(values.data<std::int64_t>()[0], 9);
   EXPECT_EQ(values.data<std::int64_t>()[9], 0);
-  const Array ones_t = permute_dims(ones({2, 3}, int8, {1, 3}, TestSpec()), {1, 0});
+  const Array ones_t = permute_dims(ones({2, 3}, int8, {1, 3}, testing::SmallSpec()), {1, 0});
   EXPECT_EQ(ones_t.node()->kind(), NodeKind::kConstant);
   EXPECT_EQ(ones_t.shape(), (Shape{3, 2}));
 }
