@@ -384,23 +384,17 @@ class PlanBuilder {
         continue;
       }
       const NodeSet members = Members(*node);
+      GroupReads group = ReadsOf(members);
       OpInfo info;
       info.name = node->name();
       info.kind = KindOf(*node, members);
-      std::vector<const Node*> inputs;
-      for (const NodePtr& member : order_) {
-        if (!members.contains(member.get())) continue;
-        info.fused.push_back(member->name());
-        for (const NodePtr& input : member->inputs()) {
-          if (!members.contains(input.get())) inputs.push_back(input.get());
-        }
-      }
+      info.fused = std::move(group.fused);
       info.shape = node->shape();
       info.chunks = node->chunks();
       info.dtype = node->dtype();
       info.tier = outputs_.at(node.get())->tier();
-      AppendOp(node.get(), MakeOp(*node, members, outputs_.at(node.get()), std::move(info)), inputs,
-               *state);
+      AppendOp(node.get(), MakeOp(*node, members, outputs_.at(node.get()), std::move(info)),
+               group.stored, *state);
     }
     for (const PlanOutput& output : requested_) {
       state->result_ops.push_back(op_index_.at(output.node.get()));
@@ -543,8 +537,8 @@ class PlanBuilder {
       const bool last = k + 1 == ops.rounds.size();
       if (k == 0) {
         std::vector<std::string>& fused = round->mutable_info().fused;
-        fused.insert(fused.begin(), values.fused.begin(), values.fused.end());
-        AppendOp(last ? &node : nullptr, round, values.stored, state);
+        fused.insert(fused.begin(), values.reads.fused.begin(), values.reads.fused.end());
+        AppendOp(last ? &node : nullptr, round, values.reads.stored, state);
       } else {
         AppendOp(last ? &node : nullptr, round, {}, state,
                  {static_cast<int>(state.ops.size()) - 1});
@@ -552,26 +546,33 @@ class PlanBuilder {
     }
   }
 
+  // A fused group's members (names, inputs first) and the stored nodes it reads.
+  struct GroupReads {
+    std::vector<std::string> fused;
+    std::vector<const Node*> stored;
+  };
+  GroupReads ReadsOf(const NodeSet& members) const {
+    GroupReads reads;
+    for (const NodePtr& member : order_) {
+      if (!members.contains(member.get())) continue;
+      reads.fused.push_back(member->name());
+      for (const NodePtr& input : member->inputs()) {
+        if (!members.contains(input.get())) reads.stored.push_back(input.get());
+      }
+    }
+    return reads;
+  }
+
   // How an op that reads by region reads `input`: stored, or — when the input is a
   // fused group (not a boundary) — computed when read, from the group's stored inputs.
   struct FusedInput {
     std::shared_ptr<const StoredArray> array;
-    std::vector<const Node*> stored;  // the nodes read from storage
-    std::vector<std::string> fused;   // the group's members, inputs first
+    GroupReads reads;
   };
   FusedInput FusedInputOf(const Node& input) {
-    if (boundary_.contains(&input)) return {InputArray(input), {&input}, {}};
+    if (boundary_.contains(&input)) return {InputArray(input), {{}, {&input}}};
     const NodeSet members = Members(input);
-    FusedInput result;
-    for (const NodePtr& member : order_) {
-      if (!members.contains(member.get())) continue;
-      result.fused.push_back(member->name());
-      for (const NodePtr& read : member->inputs()) {
-        if (!members.contains(read.get())) result.stored.push_back(read.get());
-      }
-    }
-    result.array = MakeEvaluatedArray(MakeEvaluator(input, members));
-    return result;
+    return {MakeEvaluatedArray(MakeEvaluator(input, members)), ReadsOf(members)};
   }
 
   // The op computing contraction `node` (matmul, tensordot, ...), appended to `state`.

@@ -8,13 +8,22 @@
 
 namespace tessera {
 
+Shape ReducedBlocks(const ReductionRound& round) {
+  Shape blocks(round.input_shape.size(), 1);
+  for (std::size_t d = 0; d < blocks.size(); ++d) {
+    if (round.reduced[d])
+      blocks[d] = std::max<Index>(1, CeilDiv(round.input_shape[d], round.input_chunks[d]));
+  }
+  return blocks;
+}
+
 ChunkGrid ReductionOutputGrid(const ReductionRound& round) {
+  const Shape blocks = ReducedBlocks(round);
   Shape shape = round.input_shape;
   Shape chunks = round.input_chunks;
   for (std::size_t d = 0; d < shape.size(); ++d) {
     if (!round.reduced[d]) continue;
-    const Index blocks = CeilDiv(round.input_shape[d], round.input_chunks[d]);
-    shape[d] = std::max<Index>(1, CeilDiv(blocks, round.group[d]));
+    shape[d] = CeilDiv(blocks[d], round.group[d]);
     chunks[d] = 1;
   }
   return ChunkGrid(std::move(shape), std::move(chunks));

@@ -45,6 +45,10 @@ struct ReductionRound {
   kernels::ReductionFinish finish;  // the last round's: values per output, correction
 };
 
+// Input blocks along each dimension the round reduces (at least 1: an empty dimension is
+// one group), 1 along the others.
+Shape ReducedBlocks(const ReductionRound& round);
+
 // The round's output grid (see above): kept dimensions as the input's, reduced ones
 // one element per group (at least one, even when the dimension is empty).
 ChunkGrid ReductionOutputGrid(const ReductionRound& round);

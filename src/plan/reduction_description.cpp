@@ -5,15 +5,6 @@
 #include "tessera/core/byte_size.hpp"
 
 namespace tessera {
-namespace {
-
-Index Product(const Shape& shape) {
-  Index product = 1;
-  for (const Index extent : shape) product *= extent;
-  return product;
-}
-
-}  // namespace
 
 std::string DescribeReduction(const std::vector<OpInfo>& infos, std::size_t last) {
   const OpInfo& result = infos[last];
@@ -24,7 +15,7 @@ std::string DescribeReduction(const std::vector<OpInfo>& infos, std::size_t last
       << (result.num_stages == 1 ? " round" : " rounds") << ":\n";
   for (std::size_t i = first; i <= last; ++i) {
     const OpInfo& round = infos[i];
-    const Index group = Product(round.task_shape);
+    const Index group = ShapeSize(round.task_shape);
     out << "  " << round.stage << ". " << round.name << " ";
     if (i == first) {
       out << "reduces up to " << group << (group == 1 ? " block" : " blocks")
@@ -37,7 +28,7 @@ std::string DescribeReduction(const std::vector<OpInfo>& infos, std::size_t last
     if (i == last) {
       out << "writes the result (" << TierName(round.tier) << ").\n";
     } else {
-      out << "keeps " << format_bytes(Product(round.shape)) << " of partial results ("
+      out << "keeps " << format_bytes(ShapeSize(round.shape)) << " of partial results ("
           << TierName(round.tier) << ").\n";
     }
   }

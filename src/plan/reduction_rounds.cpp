@@ -11,16 +11,6 @@
 namespace tessera {
 namespace {
 
-// Input blocks along each reduced dimension (at least 1: an empty one is one group).
-Shape ReducedBlocks(const ReductionRound& round) {
-  Shape blocks(round.input_shape.size(), 1);
-  for (std::size_t d = 0; d < blocks.size(); ++d) {
-    if (round.reduced[d])
-      blocks[d] = std::max<Index>(1, CeilDiv(round.input_shape[d], round.input_chunks[d]));
-  }
-  return blocks;
-}
-
 // A group of at most `k` blocks: the outermost reduced dimensions first (a region
 // growing along them keeps each block contiguous in it, so blocks decode in place),
 // each group extent evened out so the last group along a dimension is not a sliver.
@@ -34,12 +24,6 @@ Shape GroupOf(Index k, const Shape& blocks, const std::vector<bool>& reduced) {
     left = std::max<Index>(left / g, 1);
   }
   return group;
-}
-
-Index Product(const Shape& shape) {
-  Index product = 1;
-  for (const Index extent : shape) product *= extent;
-  return product;
 }
 
 }  // namespace
@@ -79,7 +63,7 @@ class RoundPlanner {
     const Index min_tasks = 4 * static_cast<Index>(spec_.effective_max_workers());
     for (int number = 1;; ++number) {
       const Shape blocks = ReducedBlocks(round);
-      const Index reduced_blocks = Product(blocks);
+      const Index reduced_blocks = ShapeSize(blocks);
       round.group = blocks;
       const Index kept_tasks = ReductionOutputGrid(round).num_blocks();
       const auto fits = [&](const Shape& group, bool last) {
@@ -114,7 +98,7 @@ class RoundPlanner {
         }
       }
       const Shape group = GroupOf(low, blocks, round.reduced);
-      if (Product(group) >= reduced_blocks) {
+      if (ShapeSize(group) >= reduced_blocks) {
         ops.rounds.push_back(Make(round, reader, number, blocks, true));  // two partials left
         break;
       }
@@ -183,9 +167,9 @@ class RoundPlanner {
   std::int64_t Requirement(int number) const {
     const Shape blocks = ReducedBlocks(first_);
     std::int64_t needed =
-        Make(first_, values_, 1, GroupOf(1, blocks, first_.reduced), Product(blocks) <= 1)
+        Make(first_, values_, 1, GroupOf(1, blocks, first_.reduced), ShapeSize(blocks) <= 1)
             ->MaxProjection();
-    if (Product(blocks) <= 1) return needed;
+    if (ShapeSize(blocks) <= 1) return needed;
     // Two partials along the outermost reduced dimension.
     ReductionRound two = PartialsRound(first_, Shape(first_.input_shape.size(), 1));
     bool first = true;
@@ -207,7 +191,7 @@ class RoundPlanner {
     const Shape blocks = ReducedBlocks(round);
     const std::shared_ptr<ReduceOp> op =
         Make(round, std::move(reader), number, GroupOf(smallest, blocks, round.reduced),
-             smallest >= Product(blocks));
+             smallest >= ShapeSize(blocks));
     std::int64_t worst = 0;
     const std::int64_t projected = op->MaxProjection(&worst);
     const std::int64_t needed = std::max(projected, Requirement(number));

@@ -169,71 +169,6 @@ Array MakeInput(const json& spec, const tessera::Spec& tessera_spec) {
       "an input must be zarr, random, ones, zeros, full, arange or raw: " + spec.dump());
 }
 
-// A reduction step, or nullopt for another function:
-//   {"out": "m", "fn": "mean", "args": ["a"], "axis": null | 1 | [0, 2],
-//    "keepdims": false, "dtype": "float32", "correction": 1}
-template <class FirstArray>
-std::optional<Array> RunReduction(const std::string& fn, const json& step, FirstArray first) {
-  static const std::map<std::string, tessera::ReductionOp> kOps = {
-      {"sum", tessera::ReductionOp::kSum},
-      {"prod", tessera::ReductionOp::kProd},
-      {"mean", tessera::ReductionOp::kMean},
-      {"var", tessera::ReductionOp::kVar},
-      {"std", tessera::ReductionOp::kStd},
-      {"min", tessera::ReductionOp::kMin},
-      {"max", tessera::ReductionOp::kMax},
-      {"argmin", tessera::ReductionOp::kArgMin},
-      {"argmax", tessera::ReductionOp::kArgMax},
-      {"all", tessera::ReductionOp::kAll},
-      {"any", tessera::ReductionOp::kAny},
-      {"count_nonzero", tessera::ReductionOp::kCountNonzero}};
-  const auto found = kOps.find(fn);
-  if (found == kOps.end()) return std::nullopt;
-  const Array& x = first();
-  tessera::Axes axes;
-  std::optional<int> axis;
-  if (step.contains("axis") && !step.at("axis").is_null()) {
-    const json& a = step.at("axis");
-    if (a.is_number()) {
-      axes = tessera::Axes(a.get<int>());
-      axis = a.get<int>();
-    } else {
-      axes = tessera::Axes(a.get<std::vector<int>>());
-    }
-  }
-  const bool keepdims = step.value("keepdims", false);
-  std::optional<DType> dtype;
-  if (step.contains("dtype")) dtype = DType::FromName(step.at("dtype").get<std::string>());
-  const double correction = step.value("correction", 0.0);
-  switch (found->second) {
-    case tessera::ReductionOp::kSum:
-      return tessera::sum(x, axes, keepdims, dtype);
-    case tessera::ReductionOp::kProd:
-      return tessera::prod(x, axes, keepdims, dtype);
-    case tessera::ReductionOp::kMean:
-      return tessera::mean(x, axes, keepdims, dtype);
-    case tessera::ReductionOp::kVar:
-      return tessera::var(x, axes, keepdims, correction, dtype);
-    case tessera::ReductionOp::kStd:
-      return tessera::std(x, axes, keepdims, correction, dtype);
-    case tessera::ReductionOp::kMin:
-      return tessera::min(x, axes, keepdims);
-    case tessera::ReductionOp::kMax:
-      return tessera::max(x, axes, keepdims);
-    case tessera::ReductionOp::kArgMin:
-      return tessera::argmin(x, axis, keepdims);
-    case tessera::ReductionOp::kArgMax:
-      return tessera::argmax(x, axis, keepdims);
-    case tessera::ReductionOp::kAll:
-      return tessera::all(x, axes, keepdims);
-    case tessera::ReductionOp::kAny:
-      return tessera::any(x, axes, keepdims);
-    case tessera::ReductionOp::kCountNonzero:
-      return tessera::count_nonzero(x, axes, keepdims);
-  }
-  return std::nullopt;
-}
-
 tessera::Axes AxesOf(const json& value) {
   if (value.is_null()) return tessera::Axes();
   if (value.is_number()) return tessera::Axes(value.get<int>());
@@ -259,6 +194,61 @@ tessera::IndexItem IndexItemOf(const json& item) {
                           OptionalIndex(slice.at(2)));
   }
   return item.get<tessera::Index>();
+}
+
+// A reduction step, or nullopt for another function:
+//   {"out": "m", "fn": "mean", "args": ["a"], "axis": null | 1 | [0, 2],
+//    "keepdims": false, "dtype": "float32", "correction": 1}
+template <class FirstArray>
+std::optional<Array> RunReduction(const std::string& fn, const json& step, FirstArray first) {
+  static const std::map<std::string, tessera::ReductionOp> kOps = {
+      {"sum", tessera::ReductionOp::kSum},
+      {"prod", tessera::ReductionOp::kProd},
+      {"mean", tessera::ReductionOp::kMean},
+      {"var", tessera::ReductionOp::kVar},
+      {"std", tessera::ReductionOp::kStd},
+      {"min", tessera::ReductionOp::kMin},
+      {"max", tessera::ReductionOp::kMax},
+      {"argmin", tessera::ReductionOp::kArgMin},
+      {"argmax", tessera::ReductionOp::kArgMax},
+      {"all", tessera::ReductionOp::kAll},
+      {"any", tessera::ReductionOp::kAny},
+      {"count_nonzero", tessera::ReductionOp::kCountNonzero}};
+  const auto found = kOps.find(fn);
+  if (found == kOps.end()) return std::nullopt;
+  const Array& x = first();
+  const tessera::Axes axes = AxesOf(step.value("axis", json()));
+  const bool keepdims = step.value("keepdims", false);
+  std::optional<DType> dtype;
+  if (step.contains("dtype")) dtype = DType::FromName(step.at("dtype").get<std::string>());
+  const double correction = step.value("correction", 0.0);
+  switch (found->second) {
+    case tessera::ReductionOp::kSum:
+      return tessera::sum(x, axes, keepdims, dtype);
+    case tessera::ReductionOp::kProd:
+      return tessera::prod(x, axes, keepdims, dtype);
+    case tessera::ReductionOp::kMean:
+      return tessera::mean(x, axes, keepdims, dtype);
+    case tessera::ReductionOp::kVar:
+      return tessera::var(x, axes, keepdims, correction, dtype);
+    case tessera::ReductionOp::kStd:
+      return tessera::std(x, axes, keepdims, correction, dtype);
+    case tessera::ReductionOp::kMin:
+      return tessera::min(x, axes, keepdims);
+    case tessera::ReductionOp::kMax:
+      return tessera::max(x, axes, keepdims);
+    case tessera::ReductionOp::kArgMin:
+      return tessera::argmin(x, OptionalAxis(step), keepdims);
+    case tessera::ReductionOp::kArgMax:
+      return tessera::argmax(x, OptionalAxis(step), keepdims);
+    case tessera::ReductionOp::kAll:
+      return tessera::all(x, axes, keepdims);
+    case tessera::ReductionOp::kAny:
+      return tessera::any(x, axes, keepdims);
+    case tessera::ReductionOp::kCountNonzero:
+      return tessera::count_nonzero(x, axes, keepdims);
+  }
+  return std::nullopt;
 }
 
 // A manipulation or indexing step (see MANIPULATION above), or nullopt for another fn.
