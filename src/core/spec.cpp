@@ -164,6 +164,10 @@ Spec& Spec::set(std::string_view name, std::string_view value) {
     work_dir = std::string(value);
     return *this;
   }
+  if (name == "history") {
+    history = std::string(value);
+    return *this;
+  }
   if (name == "executor") {
     executor = std::string(value);
     return *this;
@@ -180,7 +184,7 @@ Spec& Spec::set(std::string_view name, std::string_view value) {
   }
   throw InvalidArgument("unknown Spec setting \"" + std::string(name) +
                         "\": expected allowed_mem, reserved_mem, total_mem, work_dir, "
-                        "executor or max_workers");
+                        "history, executor or max_workers");
 }
 
 void Spec::validate() const {

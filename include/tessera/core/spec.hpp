@@ -25,9 +25,12 @@ struct Spec {
   std::string work_dir;              // "" = a fresh folder under the system temp dir
   std::string executor = "threads";  // "sync", "threads", "mpi"
   int max_workers = 0;               // 0 = hardware concurrency
+  // The history database (tessera/memory/history.hpp): "" = $TESSERA_HISTORY, else the
+  // user's cache directory; "off" = keep no history; anything else is its path.
+  std::string history;
 
   // Builds a Spec from name/value strings: allowed_mem, reserved_mem, total_mem
-  // (sizes as parse_bytes), work_dir, executor, max_workers. Unknown names and bad
+  // (sizes as parse_bytes), work_dir, history, executor, max_workers. Unknown names and bad
   // values throw InvalidArgument. The result is validated.
   static Spec from(std::initializer_list<std::pair<std::string_view, std::string_view>> settings);
 
