@@ -15,7 +15,9 @@ const Spec& CommonSpec(const std::vector<Array>& outputs) {
 }
 
 std::vector<NDArray> Run(FinalizedPlan& plan, std::size_t results, const ComputeOptions& options) {
-  ExecutionReport report = Execute(plan.executable_ops(), plan.spec(), options.execute);
+  ExecuteOptions execute = options.execute;
+  if (execute.label.empty()) execute.label = "compute";
+  ExecutionReport report = Execute(plan.executable_ops(), plan.spec(), execute);
   if (options.report != nullptr) *options.report = std::move(report);
   std::vector<NDArray> values;
   values.reserve(results);
@@ -46,6 +48,7 @@ void ToZarr(const Array& array, ZarrTarget target, const ToZarrOptions& options)
   FinalizedPlan plan = PlanToZarr(array, std::move(target), options);
   ExecuteOptions execute = options.compute.execute;
   execute.resume = execute.resume || options.resume;
+  if (execute.label.empty()) execute.label = "to_zarr";
   ExecutionReport report = Execute(plan.executable_ops(), plan.spec(), execute);
   if (options.compute.report != nullptr) *options.compute.report = std::move(report);
 }

@@ -19,7 +19,10 @@ Buffer::Buffer(std::int64_t size) {
   capacity_ = size;
   block_bytes_ = block.bytes;
   account_ = CurrentMemoryAccount();
-  if (account_) account_->Charge(capacity_);
+  if (account_) {
+    account_->Charge(capacity_);
+    if (block.fresh) account_->NoteFresh(block_bytes_);
+  }
 }
 
 Buffer::~Buffer() { Reset(); }

@@ -68,7 +68,7 @@ BufferBlock AllocateFresh(std::int64_t size) {
     // Advice only: without THP support the call fails harmlessly.
     madvise(memory, bytes, MADV_HUGEPAGE);
   }
-  return {static_cast<std::byte*>(memory), rounded};
+  return {static_cast<std::byte*>(memory), rounded, true};
 }
 
 void FreeNow(const BufferBlock& block) noexcept {

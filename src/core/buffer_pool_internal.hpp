@@ -11,6 +11,7 @@ namespace tessera::internal {
 struct BufferBlock {
   std::byte* data = nullptr;
   std::int64_t bytes = 0;
+  bool fresh = false;  // new from the system allocator (not reused from the pool)
 };
 
 // A block of at least `size` > 0 bytes, aligned to 64 bytes; blocks of 4 MiB or more are

@@ -23,6 +23,10 @@ void MemoryAccount::Credit(std::int64_t bytes) noexcept {
   live_.fetch_sub(bytes, std::memory_order_relaxed);
 }
 
+void MemoryAccount::NoteFresh(std::int64_t bytes) noexcept {
+  fresh_.fetch_add(bytes, std::memory_order_relaxed);
+}
+
 void MemoryAccount::ResetPeak() noexcept {
   peak_.store(live_.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }

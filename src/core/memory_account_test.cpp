@@ -6,6 +6,9 @@
 #include <thread>
 #include <vector>
 
+#include "tessera/core/buffer.hpp"
+#include "tessera/core/buffer_pool.hpp"
+
 namespace tessera {
 namespace {
 
@@ -62,6 +65,24 @@ TEST(ScopedMemoryAccount, NestsAndRestores) {
     EXPECT_EQ(CurrentMemoryAccount(), outer);
   }
   EXPECT_EQ(CurrentMemoryAccount(), nullptr);
+}
+
+TEST(MemoryAccount, CountsFreshBytesButNotPooledOnes) {
+  // Blocks of 1 MiB are pooled: the second allocation reuses the first one's block.
+  const std::int64_t capacity = BufferPoolCapacity();
+  ReleaseBufferPool();
+  SetBufferPoolCapacity(std::int64_t{8} << 20);
+  auto account = std::make_shared<MemoryAccount>();
+  {
+    ScopedMemoryAccount scope(account);
+    { Buffer first(std::int64_t{1} << 20); }
+    EXPECT_EQ(account->fresh_bytes(), std::int64_t{1} << 20);
+    { Buffer second(std::int64_t{1} << 20); }
+  }
+  EXPECT_EQ(account->fresh_bytes(), std::int64_t{1} << 20);
+  EXPECT_EQ(account->peak_bytes(), std::int64_t{1} << 20);
+  ReleaseBufferPool();
+  SetBufferPoolCapacity(capacity);
 }
 
 TEST(ScopedMemoryAccount, IsPerThread) {

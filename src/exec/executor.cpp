@@ -4,14 +4,20 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 #include <utility>
 
+#include "history_recorder.hpp"
 #include "op_statistics.hpp"
 #include "progress_bar.hpp"
 #include "task_runner.hpp"
 #include "tessera/core/buffer_pool.hpp"
+#include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
+#include "tessera/core/warning.hpp"
+#include "tessera/memory/footprint_estimate.hpp"
+#include "tessera/memory/history.hpp"
 #include "tessera/memory/process_memory.hpp"
 
 namespace tessera {
@@ -85,44 +91,108 @@ void RunStep(const std::string& name, const char* what, Step&& step) {
   }
 }
 
-// One op from Prepare() to Commit(); its tasks' records go to `report`.
+// Fills the op's summaries of its tasks that ran (skipped ones measured nothing).
+void Summarize(const std::vector<TaskRecord>& tasks, OpReport& op_report) {
+  std::vector<std::int64_t> measured;
+  std::vector<std::int64_t> unaccounted;
+  std::vector<double> seconds;
+  for (const TaskRecord& record : tasks) {
+    if (record.skipped) continue;
+    measured.push_back(record.measured_mem);
+    unaccounted.push_back(record.unaccounted_mem);
+    seconds.push_back(record.seconds);
+    op_report.footprint_mem_max =
+        std::max(op_report.footprint_mem_max, record.measured_mem + record.unaccounted_mem);
+  }
+  const exec::Summary<std::int64_t> memory = exec::Summarize(std::move(measured));
+  op_report.measured_mem_max = memory.max;
+  op_report.measured_mem_median = memory.median;
+  op_report.measured_mem_p95 = memory.p95;
+  const exec::Summary<std::int64_t> outside = exec::Summarize(std::move(unaccounted));
+  op_report.unaccounted_mem_max = outside.max;
+  op_report.unaccounted_mem_median = outside.median;
+  op_report.unaccounted_mem_p95 = outside.p95;
+  const exec::Summary<double> durations = exec::Summarize(std::move(seconds));
+  op_report.task_seconds_max = durations.max;
+  op_report.task_seconds_median = durations.median;
+  op_report.task_seconds_p95 = durations.p95;
+}
+
+// The warning for an op whose largest task measured more than the plan counted for it
+// beyond measurement noise (footprint_estimate.hpp); nullopt when none did.
+std::optional<std::string> FootprintWarning(const ExecutableOp& op, const OpReport& op_report,
+                                            const std::vector<TaskRecord>& tasks,
+                                            const Spec& spec, bool history_on) {
+  const TaskRecord* largest = nullptr;
+  for (const TaskRecord& record : tasks) {
+    if (record.skipped) continue;
+    if (largest == nullptr || record.measured_mem + record.unaccounted_mem >
+                                  largest->measured_mem + largest->unaccounted_mem) {
+      largest = &record;
+    }
+  }
+  if (largest == nullptr) return std::nullopt;
+  const std::int64_t footprint = largest->measured_mem + largest->unaccounted_mem;
+  if (!ExceedsProjection(footprint - spec.reserved_mem, op_report.estimated_mem - spec.reserved_mem))
+    return std::nullopt;
+  std::string warning =
+      "op \"" + op_report.name + "\" (" + op_report.kind + ") measured " +
+      format_bytes(footprint) + " at " + op.DescribeTask(largest->task) + " (" +
+      format_bytes(largest->measured_mem) + " in Tessera's buffers, reserved_mem included, and " +
+      format_bytes(largest->unaccounted_mem) + " more that its code allocated itself), above the " +
+      format_bytes(op_report.estimated_mem) + " the plan counted for it (" +
+      (op_report.estimate_from_history ? "learned from history" : "its projection") + "); ";
+  warning += history_on ? "history keeps the figure (fingerprint " + op_report.fingerprint +
+                              ") and the next plan of this step counts it"
+                        : "turn history on (Spec::history) so that the next plan counts it";
+  if (op_report.kind == "map_blocks") {
+    warning += ", or declare the kernel's own memory (map_blocks' extra_projected_mem)";
+  }
+  return warning;
+}
+
+// One op from Prepare() to Commit(); its tasks' records go to `report` and `tasks`.
 OpReport RunOp(int op_index, ExecutableOp& op, const Spec& spec, const ExecuteOptions& options,
-               exec::ProgressBar& progress, ExecutionReport& report) {
+               Clock::time_point run_start, exec::ProgressBar& progress, ExecutionReport& report,
+               std::vector<TaskRecord>& tasks) {
   const OpInfo& info = op.info();
   const Clock::time_point start = Clock::now();
+  const bool rss_reset = ResetPeakRss();
+  const std::int64_t rss_before = CurrentRssBytes();
   OpReport op_report;
   op_report.name = info.name;
   op_report.kind = info.kind;
+  op_report.fingerprint = info.fingerprint;
   op_report.tasks = info.num_tasks;
   op_report.projected_mem = info.projected_mem;
+  op_report.estimated_mem = std::max(info.estimated_mem, info.projected_mem);
+  op_report.estimate_from_history = info.estimate_from_history;
 
   RunStep(info.name, "to prepare its output", [&] { op.Prepare(); });
   progress.Start(info.name, info.num_tasks);
-  std::vector<std::int64_t> measured;
   std::int64_t done = 0;
-  const exec::OpTaskRunner runner(op_index, op, spec.reserved_mem, options);
+  const exec::OpTaskRunner runner(op_index, op, spec.reserved_mem, options, run_start);
   runner.Run(WorkersFor(spec, info), [&](const TaskRecord& record) {
     ++done;
     if (record.skipped) {
       ++op_report.tasks_skipped;
     } else {
-      measured.push_back(record.measured_mem);
       op_report.retries += record.attempts - 1;
-      op_report.task_seconds_max = std::max(op_report.task_seconds_max, record.seconds);
     }
     op_report.projected_mem = std::max(op_report.projected_mem, record.projected_mem);
     report.tasks.push_back(record);
+    tasks.push_back(record);
     progress.Update(done);
     if (options.on_task) options.on_task(record);
   });
   RunStep(info.name, "to commit its output", [&] { op.Commit(); });
   progress.Finish(done);
 
-  const exec::MeasuredSummary summary = exec::SummarizeMeasured(std::move(measured));
-  op_report.measured_mem_max = summary.max;
-  op_report.measured_mem_median = summary.median;
-  op_report.measured_mem_p95 = summary.p95;
+  Summarize(tasks, op_report);
   op_report.seconds = SecondsSince(start);
+  const std::int64_t peak = PeakRssBytes();
+  report.peak_rss_bytes = std::max(report.peak_rss_bytes, peak);
+  if (rss_reset) op_report.rss_growth_bytes = std::max<std::int64_t>(peak - rss_before, 0);
   return op_report;
 }
 
@@ -154,17 +224,27 @@ ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, c
   SizeBufferPool(ops, spec);
 
   const Clock::time_point start = Clock::now();
-  // Without permission to reset it, the high-water mark counts from the process start.
-  ResetPeakRss();
   ExecutionReport report;
+  exec::HistoryRecorder history(spec, options);
+  report.history_run = history.run_id();
   exec::ProgressBar progress(exec::ProgressEnabled(options.progress), stderr);
   for (std::size_t index = 0; index < ops.size(); ++index) {
     ExecutableOp& op = *ops[index];
+    std::vector<TaskRecord> tasks;
     try {
-      report.ops.push_back(RunOp(static_cast<int>(index), op, spec, options, progress, report));
+      report.ops.push_back(
+          RunOp(static_cast<int>(index), op, spec, options, start, progress, report, tasks));
     } catch (...) {
       progress.Interrupt();
+      report.seconds = SecondsSince(start);
+      history.Finish("failed: " + exec::DescribeException(std::current_exception()), report);
       throw;
+    }
+    history.RecordOp(static_cast<int>(index), report.ops.back(), tasks);
+    if (std::optional<std::string> warning =
+            FootprintWarning(op, report.ops.back(), tasks, spec, history.run_id() != 0)) {
+      Warn(*warning);
+      report.warnings.push_back(std::move(*warning));
     }
     // The op has committed: inputs it was the last reader of are no longer needed.
     for (int input : DistinctInputs(op.info())) {
@@ -174,7 +254,9 @@ ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, c
     }
   }
   report.seconds = SecondsSince(start);
-  report.peak_rss_bytes = PeakRssBytes();
+  // Without permission to reset it, the high-water mark counts from the process start.
+  report.peak_rss_bytes = std::max(report.peak_rss_bytes, PeakRssBytes());
+  history.Finish("ok", report);
   return report;
 }
 

@@ -16,8 +16,11 @@
 #include <thread>
 #include <vector>
 
+#include "temp_dir.hpp"
 #include "tessera/core/buffer.hpp"
 #include "tessera/core/errors.hpp"
+#include "tessera/core/warning.hpp"
+#include "tessera/memory/history.hpp"
 
 namespace tessera {
 namespace {
@@ -318,6 +321,114 @@ int MostConcurrentTasks(const std::shared_ptr<FakeOp>& op, const Spec& spec,
   });
   Execute({op}, spec, Quiet());
   return most.load();
+}
+
+// Touches `bytes` of memory the accounting allocator does not see, as a user kernel's
+// own scratch does, and frees it.
+void TouchOwnMemory(std::int64_t bytes) {
+  std::vector<char> scratch(static_cast<std::size_t>(bytes));
+  std::memset(scratch.data(), 1, scratch.size());
+  EXPECT_EQ(scratch.back(), 1);
+}
+
+constexpr std::int64_t kMiB = std::int64_t{1} << 20;
+
+TEST_P(ExecutorTest, MeasuresWhatTheAllocatorCannotSee) {
+  // Tasks hold 3 MiB of Buffers (faulted in fresh at first, then reused from the pool)
+  // and touch 40 MiB of their own: unaccounted_mem is the 40 MiB, whatever the pool did.
+  auto op = std::make_shared<FakeOp>("own-scratch", 4);
+  op->set_buffers({3 * kMiB});
+  op->set_body([](std::int64_t) { TouchOwnMemory(40 * kMiB); });
+  auto plain = std::make_shared<FakeOp>("buffers-only", 4);
+  plain->set_buffers({3 * kMiB});
+  std::vector<std::string> warnings;
+  ScopedWarningHandler capture([&](const std::string& w) { warnings.push_back(w); });
+  const ExecutionReport report = Execute({op, plain}, MakeSpec(GetParam()), Quiet());
+  for (const TaskRecord& record : report.tasks) {
+    if (record.op == 0) {
+      EXPECT_GE(record.unaccounted_mem, 39 * kMiB) << "task " << record.task;
+      EXPECT_LE(record.unaccounted_mem, 42 * kMiB) << "task " << record.task;
+    } else {
+      EXPECT_LE(record.unaccounted_mem, kMiB) << "task " << record.task;
+    }
+  }
+  ASSERT_EQ(report.ops.size(), 2u);
+  EXPECT_GE(report.ops[0].unaccounted_mem_p95, 39 * kMiB);
+  EXPECT_EQ(report.ops[0].footprint_mem_max,
+            report.ops[0].measured_mem_max + report.ops[0].unaccounted_mem_max);
+  // One warning, for the op that went over what the plan counted (1000 bytes).
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(report.warnings, warnings);
+  EXPECT_NE(warnings[0].find("op \"own-scratch\" (fake) measured"), std::string::npos)
+      << warnings[0];
+  EXPECT_NE(warnings[0].find("above the 1000 B the plan counted for it (its projection)"),
+            std::string::npos)
+      << warnings[0];
+}
+
+TEST_P(ExecutorTest, RecordsStartTimesDurationsAndWorkers) {
+  auto op = std::make_shared<FakeOp>("timed", 6);
+  op->set_body([](std::int64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(20)); });
+  const ExecutionReport report = Execute({op}, MakeSpec(GetParam(), 2), Quiet());
+  std::set<int> workers;
+  for (const TaskRecord& record : report.tasks) {
+    EXPECT_GE(record.seconds, 0.015);
+    EXPECT_GE(record.start_seconds, 0.0);
+    EXPECT_LE(record.start_seconds + record.seconds, report.seconds + 1e-6);
+    workers.insert(record.worker);
+  }
+  EXPECT_EQ(*workers.begin(), 0);
+  EXPECT_EQ(static_cast<int>(workers.size()), GetParam() == "sync" ? 1 : 2);
+  EXPECT_GE(report.ops[0].task_seconds_median, 0.015);
+  EXPECT_GE(report.ops[0].task_seconds_p95, report.ops[0].task_seconds_median);
+  EXPECT_GE(report.ops[0].task_seconds_max, report.ops[0].task_seconds_p95);
+}
+
+TEST_P(ExecutorTest, RecordsTheRunInHistory) {
+  testing::TempDir dir("history");
+  Spec spec = MakeSpec(GetParam());
+  spec.history = (dir.path() / "history.sqlite").string();
+  auto first = std::make_shared<FakeOp>("first", 3);
+  first->mutable_info().fingerprint = "00000000000000aa";
+  first->set_buffers({4000});
+  auto second = std::make_shared<FakeOp>("second", 2);
+  second->mutable_info().inputs = {0};
+  ExecuteOptions options = Quiet();
+  options.label = "unit test";
+  const ExecutionReport report = Execute({first, second}, spec, options);
+  ASSERT_GT(report.history_run, 0);
+  const auto history = HistoryDatabase::Open(spec.history);
+  const std::optional<RunHistory> run = history->LoadRun(report.history_run);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->label, "unit test");
+  EXPECT_EQ(run->status, "ok");
+  EXPECT_EQ(run->executor, GetParam());
+  EXPECT_EQ(run->reserved_mem, 500);
+  ASSERT_EQ(run->ops.size(), 2u);
+  EXPECT_EQ(run->ops[0].name, "first");
+  EXPECT_EQ(run->ops[0].fingerprint, "00000000000000aa");
+  EXPECT_EQ(run->ops[0].tasks, 3);
+  EXPECT_EQ(run->ops[0].measured_mem_max, 4500);
+  EXPECT_EQ(run->ops[0].measured_mem_max, report.ops[0].measured_mem_max);
+  EXPECT_EQ(run->ops[1].index, 1);
+  EXPECT_EQ(run->tasks.size(), 5u);
+  const std::optional<LearnedFootprint> learned = history->Learned("00000000000000aa");
+  ASSERT_TRUE(learned.has_value());
+  EXPECT_EQ(learned->task_bytes, report.ops[0].footprint_mem_max - 500);
+  EXPECT_EQ(learned->run_id, report.history_run);
+}
+
+TEST_P(ExecutorTest, AFailedRunIsRecordedAsFailed) {
+  testing::TempDir dir("history");
+  Spec spec = MakeSpec(GetParam());
+  spec.history = (dir.path() / "history.sqlite").string();
+  auto op = std::make_shared<FakeOp>("breaks", 2);
+  op->FailTask(1, 5, [] { throw StorageError("disk full"); });
+  EXPECT_THROW(Execute({op}, spec, Quiet()), StorageError);
+  const std::optional<RunHistory> run = HistoryDatabase::Open(spec.history)->LoadRun(0);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->status.rfind("failed: ", 0), 0u) << run->status;
+  EXPECT_NE(run->status.find("disk full"), std::string::npos) << run->status;
 }
 
 TEST(ThreadsExecutor, RunsTasksConcurrently) {

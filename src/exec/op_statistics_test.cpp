@@ -19,15 +19,24 @@ TEST(NearestRankPercentile, PicksAMeasuredValue) {
   EXPECT_EQ(NearestRankPercentile({}, 50), 0);
 }
 
-TEST(SummarizeMeasured, MaxMedianP95) {
-  const MeasuredSummary summary = SummarizeMeasured({5, 1, 4, 2, 3});
+TEST(Summarize, MaxMedianP95) {
+  const Summary<std::int64_t> summary = Summarize<std::int64_t>({5, 1, 4, 2, 3});
   EXPECT_EQ(summary.max, 5);
   EXPECT_EQ(summary.median, 3);
   EXPECT_EQ(summary.p95, 5);
-  const MeasuredSummary none = SummarizeMeasured({});
+  const Summary<std::int64_t> none = Summarize<std::int64_t>({});
   EXPECT_EQ(none.max, 0);
   EXPECT_EQ(none.median, 0);
   EXPECT_EQ(none.p95, 0);
+}
+
+TEST(Summarize, Durations) {
+  std::vector<double> seconds;
+  for (int i = 1; i <= 20; ++i) seconds.push_back(0.5 * i);
+  const Summary<double> summary = Summarize(seconds);
+  EXPECT_EQ(summary.max, 10.0);
+  EXPECT_EQ(summary.median, 5.0);  // rank 10 of 20
+  EXPECT_EQ(summary.p95, 9.5);     // rank 19 of 20
 }
 
 }  // namespace

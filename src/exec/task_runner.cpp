@@ -4,11 +4,14 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <thread>
+#include <unordered_map>
 #include <utility>
 
 #include "tessera/core/errors.hpp"
 #include "tessera/core/memory_account.hpp"
 #include "tessera/core/parallel.hpp"
+#include "tessera/memory/process_memory.hpp"
 
 namespace tessera::exec {
 
@@ -39,8 +42,13 @@ void ThrowLike(const std::exception_ptr& cause, const std::string& message) {
 }
 
 OpTaskRunner::OpTaskRunner(int op_index, const ExecutableOp& op, std::int64_t reserved_mem,
-                           const ExecuteOptions& options)
-    : op_index_(op_index), op_(op), reserved_mem_(reserved_mem), options_(options) {}
+                           const ExecuteOptions& options,
+                           std::chrono::steady_clock::time_point run_start)
+    : op_index_(op_index),
+      op_(op),
+      reserved_mem_(reserved_mem),
+      options_(options),
+      run_start_(run_start) {}
 
 TaskRecord OpTaskRunner::NewRecord(std::int64_t task) const {
   TaskRecord record;
@@ -58,11 +66,13 @@ std::optional<TaskRecord> OpTaskRunner::RunOne(std::int64_t task,
   TaskRecord record = NewRecord(task);
   const int max_attempts = 1 + std::max(0, options_.retries);
   const Clock::time_point start = Clock::now();
+  record.start_seconds = std::chrono::duration<double>(start - run_start_).count();
   std::exception_ptr last_error;
   for (int attempt = 1; attempt <= max_attempts; ++attempt) {
     if (cancelled.load(std::memory_order_relaxed)) return std::nullopt;
     record.attempts = attempt;
     auto account = std::make_shared<MemoryAccount>();
+    const std::int64_t faulted_before = ThreadFaultedBytes();
     try {
       ScopedMemoryAccount scope(account);
       op_.RunTask(task);
@@ -70,7 +80,9 @@ std::optional<TaskRecord> OpTaskRunner::RunOne(std::int64_t task,
       last_error = std::current_exception();
       continue;
     }
+    const std::int64_t faulted = ThreadFaultedBytes() - faulted_before;
     record.measured_mem = account->peak_bytes() + reserved_mem_;
+    record.unaccounted_mem = std::max<std::int64_t>(faulted - account->fresh_bytes(), 0);
     record.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return record;
   }
@@ -93,6 +105,7 @@ bool OpTaskRunner::IsDone(std::int64_t task) const {
 void OpTaskRunner::Run(int workers, const std::function<void(const TaskRecord&)>& on_done) const {
   std::atomic<bool> cancelled{false};
   std::mutex done_mutex;
+  std::unordered_map<std::thread::id, int> lanes;  // under done_mutex
   ParallelFor(op_.info().num_tasks, workers, [&](std::int64_t task) {
     if (cancelled.load(std::memory_order_relaxed)) return;
     try {
@@ -106,6 +119,8 @@ void OpTaskRunner::Run(int workers, const std::function<void(const TaskRecord&)>
         record = std::move(*ran);
       }
       std::lock_guard<std::mutex> lock(done_mutex);
+      record.worker =
+          lanes.try_emplace(std::this_thread::get_id(), static_cast<int>(lanes.size())).first->second;
       on_done(record);
     } catch (...) {
       cancelled.store(true, std::memory_order_relaxed);

@@ -1,17 +1,20 @@
 // Running one op's tasks: retries, memory measurement, resume, cancellation.
 //
-//   exec::OpTaskRunner runner(op_index, op, spec.reserved_mem, options);
+//   exec::OpTaskRunner runner(op_index, op, spec.reserved_mem, options, run_start);
 //   runner.Run(workers, [&](const TaskRecord& record) { ... });   // serialized
 //
 // Every attempt runs inside a ScopedMemoryAccount of a fresh MemoryAccount on the thread
 // that runs it; the record of the attempt that succeeded carries the account's peak plus
-// reserved_mem. A task that fails options.retries + 1 times makes Run throw
+// reserved_mem, and the fresh pages its thread touched beyond the account's fresh Buffers
+// (unaccounted_mem). Records name the thread that ran them by lane (worker), in the
+// order the op's threads first finished a task. A task that fails options.retries + 1 times makes Run throw
 // `op "add-3" failed at block (1, 2) after 3 attempts: <last cause>`, as the last
 // cause's Tessera error type (ThrowLike); tasks not yet started then never start, and
 // running ones make no further attempts.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -27,7 +30,7 @@ class OpTaskRunner {
  public:
   // `op` and `options` must outlive the runner.
   OpTaskRunner(int op_index, const ExecutableOp& op, std::int64_t reserved_mem,
-               const ExecuteOptions& options);
+               const ExecuteOptions& options, std::chrono::steady_clock::time_point run_start);
 
   // Runs (or, when resuming, skips) every task of the op on up to `workers` threads, the
   // calling thread among them; `workers` == 1 runs them all on the calling thread, in
@@ -47,6 +50,7 @@ class OpTaskRunner {
   const ExecutableOp& op_;
   std::int64_t reserved_mem_;
   const ExecuteOptions& options_;
+  std::chrono::steady_clock::time_point run_start_;
 };
 
 // The text of an exception_ptr's exception: what() or "unknown exception".

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 namespace tessera {
 namespace {
@@ -63,6 +64,23 @@ TEST(ProcessMemory, ResetPeakRssStartsANewHighWaterMark) {
   EXPECT_GE(new_peak, CurrentRssBytes() / 2);
   EXPECT_EQ(TouchAndFree(32 * kMiB), 1);
   EXPECT_GE(PeakRssBytes(), new_peak + 16 * kMiB);
+}
+
+TEST(ProcessMemory, ThreadFaultedBytesCountOnlyThisThreadsFreshPages) {
+  // 32 MiB touched on this thread shows here; 32 MiB touched on another thread does not.
+  const std::int64_t before = ThreadFaultedBytes();
+  EXPECT_EQ(TouchAndFree(32 * kMiB), 1);
+  const std::int64_t mine = ThreadFaultedBytes() - before;
+  EXPECT_GE(mine, 31 * kMiB);
+  EXPECT_LE(mine, 34 * kMiB);
+  std::int64_t other = 0;
+  std::thread([&] {
+    const std::int64_t start = ThreadFaultedBytes();
+    EXPECT_EQ(TouchAndFree(32 * kMiB), 1);
+    other = ThreadFaultedBytes() - start;
+  }).join();
+  EXPECT_GE(other, 31 * kMiB);
+  EXPECT_LE(ThreadFaultedBytes() - before - mine, 2 * kMiB);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "reduction_description.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
+#include "tessera/memory/footprint_estimate.hpp"
 
 namespace tessera {
 namespace {
@@ -59,9 +60,16 @@ std::int64_t FinalizedPlan::max_projected_mem() const {
   return largest;
 }
 
+std::int64_t FinalizedPlan::max_estimated_mem() const {
+  std::int64_t largest = 0;
+  for (const OpInfo& info : state_->infos) largest = std::max(largest, info.estimated_mem);
+  return largest;
+}
+
 std::int64_t FinalizedPlan::required_allowed_mem() const {
-  // allowed_mem must exceed reserved_mem (Spec::validate), and cover every task.
-  return std::max(max_projected_mem(), state_->spec.reserved_mem + 1);
+  // allowed_mem must exceed reserved_mem (Spec::validate), and cover every task as
+  // counted (the projection, or history's larger measurement).
+  return std::max(max_estimated_mem(), state_->spec.reserved_mem + 1);
 }
 
 std::int64_t FinalizedPlan::num_tasks() const {
@@ -101,6 +109,9 @@ std::string FinalizedPlan::to_dot() const {
     dot << "  op" << i << " [shape=box, style=rounded, label=\"" << DotEscape(info.name) << "\\n"
         << DotEscape(info.kind) << ", " << info.num_tasks << " tasks\\nprojected "
         << format_bytes(info.projected_mem) << "\\n-> " << TierName(info.tier);
+    if (info.estimate_from_history) {
+      dot << "\\nfrom history: " << format_bytes(info.estimated_mem);
+    }
     if (info.fused.size() > 1) {
       dot << "\\nfused: " << info.fused.size() << " ops";
     }
@@ -153,10 +164,19 @@ std::string FinalizedPlan::summary() const {
     out << "  " << std::left << std::setw(static_cast<int>(name_width)) << info.name << "  "
         << std::setw(static_cast<int>(kind_width)) << info.kind << "  " << std::right
         << std::setw(8) << info.num_tasks << "  " << std::setw(12)
-        << format_bytes(info.projected_mem) << "  " << std::left << std::setw(11)
+        << (format_bytes(info.projected_mem) + (info.estimate_from_history ? "*" : ""))
+        << "  " << std::left << std::setw(11)
         << TierName(info.tier) << "  " << fused;
     if (!reads.empty()) out << "  (reads " << reads << ")";
     out << "\n";
+  }
+  for (const OpInfo& info : state_->infos) {
+    if (!info.estimate_from_history) continue;
+    out << "  " << info.name << ": from history, run " << info.learned_run << " measured "
+        << format_bytes(info.learned_mem) << " per task against its projection of "
+        << format_bytes(info.projected_mem) << "; counted as " << format_bytes(info.estimated_mem)
+        << " (x" << kLearnedMargin << " margin), " << info.concurrency
+        << (info.concurrency == 1 ? " task" : " tasks") << " at once\n";
   }
   for (std::size_t i = 0; i < state_->infos.size(); ++i) {
     const OpInfo& info = state_->infos[i];

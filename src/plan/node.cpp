@@ -408,9 +408,11 @@ NodePtr MakeMapBlocks(BlockFunction fn, std::vector<NodePtr> inputs, Shape shape
     }
   }
   NodeDetail detail;
+  // Without a name, the function's type stands for it: each lambda has its own type,
+  // the same in every run of one build.
+  detail.identity = identity.empty() ? std::string(fn.target_type().name()) : std::move(identity);
   detail.function = std::move(fn);
   detail.extra_projected_mem = extra_projected_mem;
-  detail.identity = identity.empty() ? "map_blocks" : std::move(identity);
   return MakeNode(NodeKind::kMapBlocks, "map_blocks", std::move(shape), std::move(chunks), dtype,
                   std::move(inputs), std::move(detail));
 }

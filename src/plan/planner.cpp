@@ -1,7 +1,11 @@
 // Finalize: prune, fuse, choose tiers, project, check. See finalized_plan.hpp.
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <limits>
+#include <optional>
+#include <sstream>
+#include <system_error>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -12,13 +16,17 @@
 #include "fused_op.hpp"
 #include "gather_op.hpp"
 #include "node_detail.hpp"
+#include "op_fingerprint.hpp"
 #include "op_output.hpp"
+#include "output_op.hpp"
 #include "rechunk_ops.hpp"
 #include "reduction_rounds.hpp"
 #include "reshape_op.hpp"
 #include "tessera/core/buffer_pool.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
+#include "tessera/memory/footprint_estimate.hpp"
+#include "tessera/memory/history.hpp"
 #include "tessera/plan/finalized_plan.hpp"
 #include "work_directory.hpp"
 
@@ -400,12 +408,14 @@ class PlanBuilder {
       state->result_ops.push_back(op_index_.at(output.node.get()));
     }
     state->work_directory = work_directory_;
+    EstimateFootprints(*state);
     CheckMemory(*state);
     return state;
   }
 
   // Appends `op`, which computes `node` reading the stored nodes `inputs`, to `state`:
-  // its projection, concurrency, and the ops (or sources) it reads.
+  // its projection and the ops (or sources) it reads (its estimate and concurrency come
+  // last, EstimateFootprints).
   // `node` is null for an op whose output no node stands for (a middle round);
   // `input_ops` are ops it reads besides those computing `inputs`.
   void AppendOp(const Node* node, std::shared_ptr<OutputOp> op,
@@ -415,7 +425,6 @@ class PlanBuilder {
     const std::int64_t projected = op->MaxProjection(&worst_task);
     OpInfo& info = op->mutable_info();
     info.projected_mem = projected;
-    info.concurrency = Concurrency(projected);
     std::vector<std::string> sources;
     info.inputs = input_ops;
     for (const Node* input : inputs) {
@@ -494,7 +503,6 @@ class PlanBuilder {
     const auto input_op = op_index_.find(&input);
     for (std::size_t k = 0; k < ops.copies.size(); ++k) {
       CopyOp& copy = *ops.copies[k];
-      copy.mutable_info().concurrency = Concurrency(copy.info().projected_mem);
       std::vector<std::string> sources;
       if (k > 0) {
         copy.mutable_info().inputs = {static_cast<int>(state.ops.size()) - 1};
@@ -590,28 +598,88 @@ class PlanBuilder {
              {&a, &b}, state);
   }
 
+  // Every op's fingerprint and what the plan counts per task: its projection, or what
+  // history measured above it (footprint_estimate.hpp); concurrency follows the count.
+  void EstimateFootprints(FinalizedPlan::State& state) const {
+    std::unordered_map<std::string, const Node*> by_name;
+    for (const NodePtr& node : order_) by_name[node->name()] = node.get();
+    const std::shared_ptr<HistoryDatabase> history = HistoryToRead();
+    for (std::size_t i = 0; i < state.ops.size(); ++i) {
+      OpInfo& info = dynamic_cast<OutputOp&>(*state.ops[i]).mutable_info();
+      std::vector<const Node*> members;
+      for (const std::string& name : info.fused) {
+        if (auto found = by_name.find(name); found != by_name.end()) {
+          members.push_back(found->second);
+        }
+      }
+      info.fingerprint = OpFingerprint(info, members);
+      const FootprintEstimate estimate =
+          EstimateFootprint(info.projected_mem, spec_.reserved_mem,
+                            history ? history->Learned(info.fingerprint) : std::nullopt);
+      info.estimated_mem = estimate.bytes;
+      info.estimate_from_history = estimate.from_history;
+      info.learned_run = estimate.learned_run;
+      info.learned_mem = estimate.learned_run != 0 ? estimate.learned_task_bytes + spec_.reserved_mem : 0;
+      info.concurrency = Concurrency(info.estimated_mem);
+      state.infos[i] = info;
+    }
+  }
+
+  // The spec's history database when it exists (planning only reads: it never creates
+  // one); null when history is off or empty.
+  std::shared_ptr<HistoryDatabase> HistoryToRead() const {
+    const std::optional<std::filesystem::path> path = ResolveHistoryPath(spec_.history);
+    std::error_code error;
+    if (!path || !std::filesystem::is_regular_file(*path, error)) return nullptr;
+    return HistoryDatabase::Open(*path);
+  }
+
   void CheckMemory(const FinalizedPlan::State& state) const {
     std::int64_t required = 0;
-    for (const OpInfo& info : state.infos) required = std::max(required, info.projected_mem);
+    for (const OpInfo& info : state.infos) required = std::max(required, info.estimated_mem);
     for (std::size_t i = 0; i < state.infos.size(); ++i) {
       const OpInfo& info = state.infos[i];
-      if (info.projected_mem <= spec_.allowed_mem) continue;
+      if (info.estimated_mem <= spec_.allowed_mem) continue;
       const std::string block = state.ops[i]->DescribeTask(state.worst_tasks[i]);
-      std::string message =
-          "Projected blockwise memory (" + std::to_string(info.projected_mem) +
-          ") exceeds allowed_mem (" + std::to_string(spec_.allowed_mem) +
-          "), including reserved_mem (" + std::to_string(spec_.reserved_mem) + "), in op \"" +
-          info.name + "\" (" + info.kind + ", " + std::to_string(info.num_tasks) +
-          (info.num_tasks == 1 ? " task" : " tasks") + ", largest at " + block +
-          "); the smallest allowed_mem that would run it is " + std::to_string(info.projected_mem) +
-          " (" + format_bytes(info.projected_mem) + ")";
-      if (required > info.projected_mem) {
+      const std::string op = "in op \"" + info.name + "\" (" + info.kind + ", " +
+                             std::to_string(info.num_tasks) +
+                             (info.num_tasks == 1 ? " task" : " tasks") + ", largest at " + block +
+                             ")";
+      std::string message;
+      if (info.estimate_from_history) {
+        message = "Memory learned from history (" + std::to_string(info.estimated_mem) +
+                  ") exceeds allowed_mem (" + std::to_string(spec_.allowed_mem) +
+                  "), including reserved_mem (" + std::to_string(spec_.reserved_mem) + "), " +
+                  op + ": run " + std::to_string(info.learned_run) + " measured " +
+                  format_bytes(info.learned_mem) + " per task against a projection of " +
+                  format_bytes(info.projected_mem) + ", counted with a margin of " +
+                  FormatMargin() + "; the smallest allowed_mem that would run it is " +
+                  std::to_string(info.estimated_mem) + " (" + format_bytes(info.estimated_mem) +
+                  ")";
+      } else {
+        message = "Projected blockwise memory (" + std::to_string(info.projected_mem) +
+                  ") exceeds allowed_mem (" + std::to_string(spec_.allowed_mem) +
+                  "), including reserved_mem (" + std::to_string(spec_.reserved_mem) + "), " +
+                  op + "; the smallest allowed_mem that would run it is " +
+                  std::to_string(info.projected_mem) + " (" + format_bytes(info.projected_mem) +
+                  ")";
+      }
+      if (required > info.estimated_mem) {
         message += "; the whole plan needs " + std::to_string(required) + " (" +
                    format_bytes(required) + ")";
       }
-      message += ". Raise allowed_mem or use smaller chunks.";
+      message += info.estimate_from_history
+                     ? ". Raise allowed_mem, make the step allocate less, or plan without "
+                       "history (Spec::history \"off\" or TESSERA_HISTORY=off)."
+                     : ". Raise allowed_mem or use smaller chunks.";
       throw MemoryBudgetError(message);
     }
+  }
+
+  static std::string FormatMargin() {
+    std::ostringstream text;
+    text << kLearnedMargin;
+    return text.str();
   }
 
   Spec spec_;

@@ -30,10 +30,16 @@ class MemoryAccount {
   std::int64_t peak_bytes() const noexcept { return peak_.load(std::memory_order_relaxed); }
   // Starts a new peak measurement from the current live bytes.
   void ResetPeak() noexcept;
+  // Bytes of the charged Buffers that came new from the system allocator rather than
+  // from the buffer pool (pages a task touches for the first time; the executor takes
+  // them out of what it measures beyond the account). Cumulative.
+  void NoteFresh(std::int64_t bytes) noexcept;
+  std::int64_t fresh_bytes() const noexcept { return fresh_.load(std::memory_order_relaxed); }
 
  private:
   std::atomic<std::int64_t> live_{0};
   std::atomic<std::int64_t> peak_{0};
+  std::atomic<std::int64_t> fresh_{0};
 };
 
 // The account this thread's new Buffers are charged to; null when none.

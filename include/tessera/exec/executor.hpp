@@ -17,8 +17,14 @@
 //
 // Progress (ExecuteOptions::progress) is one line per op on stderr, redrawn at most 10
 // times a second; TESSERA_PROGRESS=0 in the environment turns it off whatever the mode.
-// Execute resets the process's peak RSS (ResetPeakRss) when it starts, so two Executes
-// running at once in one process see each other's peaks in peak_rss_bytes.
+// Execute resets the process's peak RSS (ResetPeakRss) when each op starts, so two
+// Executes running at once in one process see each other's peaks in peak_rss_bytes.
+//
+// Measured against counted: a task whose measured + unaccounted memory exceeds what the
+// plan counted for it (OpInfo::estimated_mem) beyond measurement noise gives one
+// warning per op (tessera::Warn and ExecutionReport::warnings) naming the op and the
+// figures. Every op's figures and tasks go to the history database as the op commits
+// (tessera/memory/history.hpp), and the next plan of the same step counts them.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +45,14 @@ struct TaskRecord {
   std::int64_t task = 0;
   std::int64_t projected_mem = 0;  // its projection (reserved_mem included)
   std::int64_t measured_mem = 0;   // peak Buffer bytes it held, plus reserved_mem
+  // Fresh memory its thread touched beyond the Buffers it was given new: what the
+  // accounting allocator cannot see (a user kernel's own allocations). Measured from
+  // the thread's page faults (ThreadFaultedBytes), so an upper bound of what it held
+  // outside Buffers at its peak, blind to memory reused from earlier tasks.
+  std::int64_t unaccounted_mem = 0;
+  double start_seconds = 0;        // its first attempt's start, since the run started
   double seconds = 0;              // from its first attempt's start to its success
+  int worker = 0;                  // which of the op's threads ran it (0 .. workers - 1)
   int attempts = 1;                // attempts it took; 0 when skipped
   bool skipped = false;            // resume found it already done (nothing measured)
 };
@@ -50,12 +63,24 @@ struct OpReport {
   std::string kind;
   std::int64_t tasks = 0;
   std::int64_t tasks_skipped = 0;
+  std::string fingerprint;               // OpInfo::fingerprint
   std::int64_t projected_mem = 0;        // largest task projection
+  std::int64_t estimated_mem = 0;        // what the plan counted (OpInfo::estimated_mem)
+  bool estimate_from_history = false;
   std::int64_t measured_mem_max = 0;     // largest measured task (reserved_mem included)
   std::int64_t measured_mem_median = 0;  // nearest rank over the tasks that ran (not
   std::int64_t measured_mem_p95 = 0;     // skipped ones); 0 when none ran
-  double seconds = 0;                    // wall time of the op, Prepare() to Commit()
+  std::int64_t unaccounted_mem_max = 0;  // TaskRecord::unaccounted_mem, the same way
+  std::int64_t unaccounted_mem_median = 0;
+  std::int64_t unaccounted_mem_p95 = 0;
+  std::int64_t footprint_mem_max = 0;  // the largest measured + unaccounted of one task
+  double seconds = 0;                  // wall time of the op, Prepare() to Commit()
   double task_seconds_max = 0;
+  double task_seconds_median = 0;
+  double task_seconds_p95 = 0;
+  // The process's RSS high-water rise while the op ran (0 where the high-water mark
+  // cannot be reset).
+  std::int64_t rss_growth_bytes = 0;
   int retries = 0;  // failed attempts that were retried
 };
 
@@ -65,6 +90,10 @@ struct ExecutionReport {
   double seconds = 0;
   std::int64_t peak_rss_bytes = 0;  // process RSS high-water mark during the run (since
                                     // the process started where it cannot be reset)
+  // Warnings the run gave (also sent to tessera::Warn): ops whose tasks measured more
+  // than the plan counted for them.
+  std::vector<std::string> warnings;
+  std::int64_t history_run = 0;  // the run's id in the history database; 0: not recorded
 };
 
 enum class ProgressMode { kAuto, kAlways, kNever };  // auto: only when stderr is a tty
@@ -77,6 +106,9 @@ struct ExecuteOptions {
   // by the executor). If it throws, the run stops as for a failed task and the exception
   // propagates unchanged.
   std::function<void(const TaskRecord&)> on_task;
+  // Record the run in the spec's history database (Spec::history), op by op.
+  bool record_history = true;
+  std::string label;  // what the run is, for history: "compute", "to_zarr", ...
 };
 
 // Runs `ops` (in order; OpInfo::inputs point to earlier ops) with spec.executor

@@ -60,7 +60,19 @@ struct OpInfo {
   // dimensions in `contraction_steps` slabs of `contraction_block`; 0 / empty for others.
   Shape contraction_block;
   std::int64_t contraction_steps = 0;
-  int concurrency = 1;      // tasks that may run at once under total_mem
+  // Identifies the step across runs, for history: a hash of the kinds, functions
+  // (map_blocks' identity), dtypes and chunk shapes of the op, its fused members and the
+  // arrays they read — not of names, shapes or data, which change from run to run.
+  std::string fingerprint;
+  // What the plan counts per task (reserved_mem included): projected_mem, or, where
+  // history measured this fingerprint above it (a user kernel's own allocations), the
+  // learned footprint times a margin (tessera/memory/footprint_estimate.hpp). The memory
+  // check and `concurrency` use it.
+  std::int64_t estimated_mem = 0;
+  bool estimate_from_history = false;
+  std::int64_t learned_mem = 0;  // history's largest measured task (reserved_mem included)
+  std::int64_t learned_run = 0;  // the run that measured it; 0 when history has none
+  int concurrency = 1;           // tasks that may run at once under total_mem
   std::vector<int> inputs;  // indices (in FinalizedPlan::ops()) of ops it reads
 };
 

@@ -38,15 +38,19 @@ class FinalizedPlan {
   explicit FinalizedPlan(std::shared_ptr<State> state);
 
   std::int64_t max_projected_mem() const;
+  // The largest task as the plan counts it: its projection, or history's larger
+  // measurement (OpInfo::estimated_mem).
+  std::int64_t max_estimated_mem() const;
   // The smallest allowed_mem under which this plan, as fused, passes the check: its
-  // largest task projection.
+  // largest task estimate.
   std::int64_t required_allowed_mem() const;
   std::int64_t num_tasks() const;
   const std::vector<OpInfo>& ops() const;
   const Spec& spec() const;
   std::string to_dot() const;
-  // A table a person reads: per op its kind, tasks, projected memory, where its output
-  // goes, fused members; then the totals.
+  // A table a person reads: per op its kind, tasks, projected memory (marked "*" where
+  // history counts more), where its output goes, fused members; then a line per figure
+  // that came from history, and the totals.
   std::string summary() const;
 
   // For executors.

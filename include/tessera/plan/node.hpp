@@ -140,7 +140,9 @@ NodePtr MakeBroadcast(NodePtr x, Shape shape);
 // blocks per dimension... in this version: the same shape and chunks as `chunks`
 // (InvalidArgument otherwise: rechunk first). `extra_projected_mem`: bytes fn
 // allocates beyond its output (scratch), counted in every task's projection.
-// `identity` names the function for history (defaults to the op name).
+// `identity` names the function for history (OpInfo::fingerprint); by default its C++
+// type stands for it, which tells lambdas apart but not two versions of one lambda's
+// body: name a kernel ("smooth-v2") to keep its history apart when its code changes.
 NodePtr MakeMapBlocks(BlockFunction fn, std::vector<NodePtr> inputs, Shape shape, Shape chunks,
                       DType dtype, std::int64_t extra_projected_mem, std::string identity = "");
 

@@ -1,0 +1,32 @@
+#include "tessera/memory/footprint_estimate.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tessera {
+
+std::int64_t NoiseAllowance(std::int64_t projected_task_bytes) {
+  constexpr std::int64_t kFloor = std::int64_t{4} << 20;
+  return std::max(kFloor, projected_task_bytes / 10);
+}
+
+bool ExceedsProjection(std::int64_t footprint_task_bytes, std::int64_t projected_task_bytes) {
+  return footprint_task_bytes > projected_task_bytes + NoiseAllowance(projected_task_bytes);
+}
+
+FootprintEstimate EstimateFootprint(std::int64_t projected_mem, std::int64_t reserved_mem,
+                                    const std::optional<LearnedFootprint>& learned) {
+  FootprintEstimate estimate;
+  estimate.bytes = projected_mem;
+  if (!learned) return estimate;
+  estimate.learned_task_bytes = learned->task_bytes;
+  estimate.learned_run = learned->run_id;
+  if (!ExceedsProjection(learned->task_bytes, projected_mem - reserved_mem)) return estimate;
+  const auto counted =
+      static_cast<std::int64_t>(std::ceil(static_cast<double>(learned->task_bytes) * kLearnedMargin));
+  estimate.bytes = std::max(projected_mem, reserved_mem + counted);
+  estimate.from_history = estimate.bytes > projected_mem;
+  return estimate;
+}
+
+}  // namespace tessera
