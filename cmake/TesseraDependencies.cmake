@@ -9,6 +9,8 @@ pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET liblz4)
 find_package(ZLIB REQUIRED)
 # OpenBLAS (libopenblas-dev) for matmul's float GEMMs.
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+# SQLite (libsqlite3-dev) for the history database (memory/history.hpp).
+find_package(SQLite3 REQUIRED)
 
 # One interface target carrying the private third-party dependencies.
 add_library(tessera_third_party INTERFACE)

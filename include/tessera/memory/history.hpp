@@ -21,6 +21,7 @@
 // own.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -100,9 +101,14 @@ class HistoryDatabase {
   static constexpr int kSchemaVersion = 2;
   static constexpr int kLearnedRecords = 3;
 
+  // How long a write waits for another process's lock before history gives up.
+  static constexpr std::chrono::milliseconds kBusyTimeout{5000};
+
   // Opens the database at `path`, creating it (and its folder) or migrating it as
-  // needed. Never throws: on failure the result is !ok() and a warning was emitted.
-  static std::shared_ptr<HistoryDatabase> Open(const std::filesystem::path& path);
+  // needed; a write waits up to `busy_timeout` for another writer. Never throws: on
+  // failure the result is !ok() and a warning was emitted.
+  static std::shared_ptr<HistoryDatabase> Open(
+      const std::filesystem::path& path, std::chrono::milliseconds busy_timeout = kBusyTimeout);
 
   virtual ~HistoryDatabase() = default;
   virtual const std::filesystem::path& path() const = 0;
