@@ -115,7 +115,7 @@ table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }
 td.number { text-align: right; font-variant-numeric: tabular-nums; }
 tr.over td { background: #fde0e0; }
-.status-ok { color: #2ca02c; } .status-bad { color: #d62728; }
+.status-ok { color: #2ca02c; } .status-running { color: #e08a00; } .status-bad { color: #d62728; }
 svg { max-width: 100%; height: auto; }
 )";
 
@@ -141,7 +141,9 @@ std::string RunReportHtml(const RunHistory& run) {
   Row(html, "seconds", Seconds(run.seconds));
   Row(html, "peak RSS", Bytes(run.peak_rss_bytes));
   html += "<tr><th>status</th><td class=\"";
-  html += run.status == "ok" ? "status-ok" : "status-bad";
+  html += run.status == "ok"        ? "status-ok"
+          : run.status == "running" ? "status-running"
+                                    : "status-bad";
   html += "\">" + XmlEscape(StatusText(run)) + "</td></tr>\n</table>\n";
   html += "<h2>Ops</h2>\n" + OpsTable(run);
   html +=
