@@ -11,7 +11,8 @@
 namespace tessera::cli {
 namespace {
 
-constexpr double kHeaderHeight = 52;  // the title and the run's summary line
+constexpr double kHeaderHeight = 52;     // the title and the run's summary line
+constexpr std::size_t kTitleChars = 80;  // fits kReportWidth at font-size 18
 
 std::string Seconds(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) seconds = 0;
@@ -48,7 +49,7 @@ std::string SvgElement(const RunHistory& run) {
              {"y", "22"},
              {"font-size", "18"},
              {"font-weight", "bold"}},
-            Title(run));
+            Shorten(Title(run), kTitleChars));
   body.Text({{"class", "report-summary"}, {"x", "10"}, {"y", "42"}, {"font-size", "12"}},
             "started " + run.started_at + ", " + run.executor + " executor, " +
                 std::to_string(run.workers) + " workers, allowed_mem " +
