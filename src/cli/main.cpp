@@ -14,6 +14,7 @@
 #include "CLI/CLI.hpp"
 #include "info_command.hpp"
 #include "rechunk_command.hpp"
+#include "report_command.hpp"
 #include "sample_command.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/version.hpp"
@@ -62,6 +63,7 @@ int Main(int argc, char** argv) {
   tessera::cli::InfoCommand info(app);
   tessera::cli::SampleCommand sample(app);
   tessera::cli::RechunkCommand rechunk(app);
+  tessera::cli::ReportCommand report(app);
 
   if (const std::optional<std::string> unknown = UnknownCommand(app, argc, argv)) {
     std::cerr << "tessera: error: unknown command \"" << *unknown << "\"\n\n" << app.help();
@@ -80,6 +82,7 @@ int Main(int argc, char** argv) {
   if (info.selected()) info.Run(std::cout);
   if (sample.selected()) sample.Run(std::cout);
   if (rechunk.selected()) rechunk.Run(std::cout);
+  if (report.selected()) report.Run(std::cout);
   std::cout.flush();
   if (!std::cout) {
     std::cerr << "tessera: error: cannot write to standard output\n";
