@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -63,6 +64,13 @@ struct ScratchKernel {
   }
 };
 
+ComputeOptions Quiet(ExecutionReport* report = nullptr) {
+  ComputeOptions options;
+  options.execute.progress = ProgressMode::kNever;
+  options.report = report;
+  return options;
+}
+
 const OpInfo& OpOfKind(const FinalizedPlan& plan, const std::string& kind) {
   for (const OpInfo& info : plan.ops()) {
     if (info.kind == kind) return info;
@@ -86,9 +94,7 @@ TEST(HistoryFeedbackTest, AKernelsOwnMemoryIsLearnedAndPlansTheNextRun) {
   EXPECT_EQ(op1.concurrency, 4);
   std::vector<std::string> warnings;
   ExecutionReport report1;
-  ComputeOptions options;
-  options.report = &report1;
-  options.execute.progress = ProgressMode::kNever;
+  ComputeOptions options = Quiet(&report1);
   NDArray values1;
   {
     ScopedWarningHandler capture([&](const std::string& w) { warnings.push_back(w); });
@@ -132,7 +138,7 @@ TEST(HistoryFeedbackTest, AKernelsOwnMemoryIsLearnedAndPlansTheNextRun) {
   NDArray values2;
   {
     ScopedWarningHandler capture([&](const std::string& w) { warnings.push_back(w); });
-    values2 = second.compute({.execute = {.progress = ProgressMode::kNever}});
+    values2 = second.compute(Quiet());
   }
   EXPECT_EQ(values2.data<float>()[11 * kRow], 22.0f);
   EXPECT_LE(most.load(), 2);
@@ -197,8 +203,7 @@ TEST(HistoryFeedbackTest, ADamagedHistoryWarnsAndTheRunGoesOn) {
   ExecutionReport report;
   {
     ScopedWarningHandler capture([&](const std::string& w) { warnings.push_back(w); });
-    values = (Rows(3, spec) + 1.0f).compute({.execute = {.progress = ProgressMode::kNever},
-                                             .report = &report});
+    values = (Rows(3, spec) + 1.0f).compute(Quiet(&report));
   }
   EXPECT_EQ(values.data<float>()[2 * kRow], 3.0f);
   EXPECT_EQ(report.history_run, 0);
@@ -211,7 +216,7 @@ TEST(HistoryFeedbackTest, HistoryOffRecordsNothing) {
   Spec spec = HistorySpec(dir);
   spec.history = "off";
   ExecutionReport report;
-  (Rows(2, spec) * 3.0f).compute({.execute = {.progress = ProgressMode::kNever}, .report = &report});
+  (Rows(2, spec) * 3.0f).compute(Quiet(&report));
   EXPECT_EQ(report.history_run, 0);
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }

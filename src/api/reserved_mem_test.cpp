@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "tessera/core/errors.hpp"
 #include "tessera/memory/process_memory.hpp"
 
@@ -22,7 +24,9 @@ TEST(ReservedMemTest, IsTheProcessBaselineInWholeMiB) {
     EXPECT_EQ(big.back(), 1);
   }
   const std::int64_t again = measure_reserved_mem(spec);
-  if (ResetPeakRss()) EXPECT_LT(again, reserved + (std::int64_t{128} << 20));
+  if (ResetPeakRss()) {
+    EXPECT_LT(again, reserved + (std::int64_t{128} << 20));
+  }
 }
 
 TEST(ReservedMemTest, RejectsAnUnknownExecutor) {
