@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "history_command.hpp"
 #include "info_command.hpp"
 #include "rechunk_command.hpp"
 #include "sample_command.hpp"
@@ -62,6 +63,7 @@ int Main(int argc, char** argv) {
   tessera::cli::InfoCommand info(app);
   tessera::cli::SampleCommand sample(app);
   tessera::cli::RechunkCommand rechunk(app);
+  tessera::cli::HistoryCommand history(app);
 
   if (const std::optional<std::string> unknown = UnknownCommand(app, argc, argv)) {
     std::cerr << "tessera: error: unknown command \"" << *unknown << "\"\n\n" << app.help();
@@ -80,6 +82,7 @@ int Main(int argc, char** argv) {
   if (info.selected()) info.Run(std::cout);
   if (sample.selected()) sample.Run(std::cout);
   if (rechunk.selected()) rechunk.Run(std::cout);
+  if (history.selected()) history.Run(std::cout);
   std::cout.flush();
   if (!std::cout) {
     std::cerr << "tessera: error: cannot write to standard output\n";
