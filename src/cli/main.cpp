@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "history_command.hpp"
 #include "info_command.hpp"
 #include "rechunk_command.hpp"
 #include "report_command.hpp"
@@ -63,6 +64,7 @@ int Main(int argc, char** argv) {
   tessera::cli::InfoCommand info(app);
   tessera::cli::SampleCommand sample(app);
   tessera::cli::RechunkCommand rechunk(app);
+  tessera::cli::HistoryCommand history(app);
   tessera::cli::ReportCommand report(app);
 
   if (const std::optional<std::string> unknown = UnknownCommand(app, argc, argv)) {
@@ -82,6 +84,7 @@ int Main(int argc, char** argv) {
   if (info.selected()) info.Run(std::cout);
   if (sample.selected()) sample.Run(std::cout);
   if (rechunk.selected()) rechunk.Run(std::cout);
+  if (history.selected()) history.Run(std::cout);
   if (report.selected()) report.Run(std::cout);
   std::cout.flush();
   if (!std::cout) {
