@@ -163,7 +163,8 @@ TEST(HistoryFeedbackTest, FingerprintsFollowTheStepNotTheArray) {
   const Spec spec = HistorySpec(dir);
   const auto fingerprints = [](const Array& result) {
     std::vector<std::string> all;
-    for (const OpInfo& info : result.plan().ops()) all.push_back(info.fingerprint);
+    const FinalizedPlan plan = result.plan();
+    for (const OpInfo& info : plan.ops()) all.push_back(info.fingerprint);
     return all;
   };
   const auto step = [](const Array& x) { return sqrt(x * 2.0f + 1.0f); };

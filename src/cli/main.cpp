@@ -14,6 +14,7 @@
 #include "CLI/CLI.hpp"
 #include "history_command.hpp"
 #include "info_command.hpp"
+#include "measure_reserved_command.hpp"
 #include "rechunk_command.hpp"
 #include "report_command.hpp"
 #include "sample_command.hpp"
@@ -65,6 +66,7 @@ int Main(int argc, char** argv) {
   tessera::cli::SampleCommand sample(app);
   tessera::cli::RechunkCommand rechunk(app);
   tessera::cli::HistoryCommand history(app);
+  tessera::cli::MeasureReservedCommand measure_reserved(app);
   tessera::cli::ReportCommand report(app);
 
   if (const std::optional<std::string> unknown = UnknownCommand(app, argc, argv)) {
@@ -85,6 +87,7 @@ int Main(int argc, char** argv) {
   if (sample.selected()) sample.Run(std::cout);
   if (rechunk.selected()) rechunk.Run(std::cout);
   if (history.selected()) history.Run(std::cout);
+  if (measure_reserved.selected()) measure_reserved.Run(std::cout);
   if (report.selected()) report.Run(std::cout);
   std::cout.flush();
   if (!std::cout) {

@@ -389,6 +389,7 @@ void RechunkCommand::Run(std::ostream& out) const {
   options.resume = resume_;
   options.compute.plan.intermediate_tier = IntermediateTier(intermediate_);
   options.compute.execute.progress = quiet_ ? ProgressMode::kNever : ProgressMode::kAuto;
+  options.compute.execute.label = "tessera rechunk";
 
   const Array rechunked = from_zarr(source.store, "", spec).rechunk(chunks);
   if (plan_only_) {

@@ -142,8 +142,8 @@ std::optional<std::string> FootprintWarning(const ExecutableOp& op, const OpRepo
       format_bytes(largest->unaccounted_mem) + " more that its code allocated itself), above the " +
       format_bytes(op_report.estimated_mem) + " the plan counted for it (" +
       (op_report.estimate_from_history ? "learned from history" : "its projection") + "); ";
-  warning += history_on ? "history keeps the figure (fingerprint " + op_report.fingerprint +
-                              ") and the next plan of this step counts it"
+  warning += history_on ? "history keeps the figure and the next plan of this step (fingerprint " +
+                              op_report.fingerprint + ") counts it"
                         : "turn history on (Spec::history) so that the next plan counts it";
   if (op_report.kind == "map_blocks") {
     warning += ", or declare the kernel's own memory (map_blocks' extra_projected_mem)";

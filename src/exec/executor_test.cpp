@@ -361,7 +361,7 @@ TEST_P(ExecutorTest, MeasuresWhatTheAllocatorCannotSee) {
   EXPECT_EQ(report.warnings, warnings);
   EXPECT_NE(warnings[0].find("op \"own-scratch\" (fake) measured"), std::string::npos)
       << warnings[0];
-  EXPECT_NE(warnings[0].find("above the 1000 B the plan counted for it (its projection)"),
+  EXPECT_NE(warnings[0].find("above the 1.0 kB the plan counted for it (its projection)"),
             std::string::npos)
       << warnings[0];
 }

@@ -151,3 +151,44 @@ def test_bad_runs_is_a_usage_error(tessera_bin, tmp_path, runs):
     assert result.returncode == 2
     assert "--runs" in result.stderr
     assert "at least 1" in result.stderr
+
+
+def test_two_processes_writing_at_once_are_both_recorded(tessera_bin, tmp_path):
+    """Two `tessera rechunk` processes started together on one history database: both
+    runs are there afterwards, each with all its ops."""
+    source = tmp_path / "source.zarr"
+    array = zarr.open_array(str(source), mode="w", shape=(400, 300), chunks=(400, 5),
+                            dtype="<f8")
+    array[...] = np.arange(400 * 300, dtype="<f8").reshape(400, 300)
+    database = tmp_path / "history.sqlite"
+    environment = dict(os.environ, TESSERA_HISTORY=str(database))
+    processes = [
+        subprocess.Popen([tessera_bin, "rechunk", str(source), str(tmp_path / f"t{i}.zarr"),
+                          "--chunks", "5,-1", "--allowed-mem", "200kB", "--quiet"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=environment)
+        for i in range(2)]
+    for process in processes:
+        _, stderr = process.communicate(timeout=120)
+        assert process.returncode == 0, stderr
+        assert "warning" not in stderr, stderr
+    runs = history_json(tessera_bin, database)["runs"]
+    assert len(runs) == 2
+    assert all(recorded["status"] == "ok" for recorded in runs)
+    assert len(runs[0]["ops"]) == len(runs[1]["ops"]) > 0
+
+
+def test_measure_reserved_prints_the_process_baseline(tessera_bin):
+    result = subprocess.run([tessera_bin, "measure-reserved", "--json", "--workers", "2"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["workers"] == 2
+    # A whole number of MiB, at least the size of a process with its libraries loaded.
+    assert document["reserved_mem"] % (1 << 20) == 0
+    assert 4 << 20 <= document["reserved_mem"] < 1 << 30
+    text = subprocess.run([tessera_bin, "measure-reserved", "--executor", "sync"],
+                          capture_output=True, text=True, timeout=60)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.startswith("reserved_mem: ")
+    assert "--reserved-mem " in text.stdout
