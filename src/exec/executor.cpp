@@ -121,8 +121,8 @@ void Summarize(const std::vector<TaskRecord>& tasks, OpReport& op_report) {
 // The warning for an op whose largest task measured more than the plan counted for it
 // beyond measurement noise (footprint_estimate.hpp); nullopt when none did.
 std::optional<std::string> FootprintWarning(const ExecutableOp& op, const OpReport& op_report,
-                                            const std::vector<TaskRecord>& tasks,
-                                            const Spec& spec, bool history_on) {
+                                            const std::vector<TaskRecord>& tasks, const Spec& spec,
+                                            bool history_on) {
   const TaskRecord* largest = nullptr;
   for (const TaskRecord& record : tasks) {
     if (record.skipped) continue;
@@ -133,12 +133,13 @@ std::optional<std::string> FootprintWarning(const ExecutableOp& op, const OpRepo
   }
   if (largest == nullptr) return std::nullopt;
   const std::int64_t footprint = largest->measured_mem + largest->unaccounted_mem;
-  if (!ExceedsProjection(footprint - spec.reserved_mem, op_report.estimated_mem - spec.reserved_mem))
+  if (!ExceedsProjection(footprint - spec.reserved_mem,
+                         op_report.estimated_mem - spec.reserved_mem))
     return std::nullopt;
   std::string warning =
-      "op \"" + op_report.name + "\" (" + op_report.kind + ") measured " +
-      format_bytes(footprint) + " at " + op.DescribeTask(largest->task) + " (" +
-      format_bytes(largest->measured_mem) + " in Tessera's buffers, reserved_mem included, and " +
+      "op \"" + op_report.name + "\" (" + op_report.kind + ") measured " + format_bytes(footprint) +
+      " at " + op.DescribeTask(largest->task) + " (" + format_bytes(largest->measured_mem) +
+      " in Tessera's buffers, reserved_mem included, and " +
       format_bytes(largest->unaccounted_mem) + " more that its code allocated itself), above the " +
       format_bytes(op_report.estimated_mem) + " the plan counted for it (" +
       (op_report.estimate_from_history ? "learned from history" : "its projection") + "); ";

@@ -119,8 +119,8 @@ void OpTaskRunner::Run(int workers, const std::function<void(const TaskRecord&)>
         record = std::move(*ran);
       }
       std::lock_guard<std::mutex> lock(done_mutex);
-      record.worker =
-          lanes.try_emplace(std::this_thread::get_id(), static_cast<int>(lanes.size())).first->second;
+      record.worker = lanes.try_emplace(std::this_thread::get_id(), static_cast<int>(lanes.size()))
+                          .first->second;
       on_done(record);
     } catch (...) {
       cancelled.store(true, std::memory_order_relaxed);

@@ -22,8 +22,8 @@ FootprintEstimate EstimateFootprint(std::int64_t projected_mem, std::int64_t res
   estimate.learned_task_bytes = learned->task_bytes;
   estimate.learned_run = learned->run_id;
   if (!ExceedsProjection(learned->task_bytes, projected_mem - reserved_mem)) return estimate;
-  const auto counted =
-      static_cast<std::int64_t>(std::ceil(static_cast<double>(learned->task_bytes) * kLearnedMargin));
+  const auto counted = static_cast<std::int64_t>(
+      std::ceil(static_cast<double>(learned->task_bytes) * kLearnedMargin));
   estimate.bytes = std::max(projected_mem, reserved_mem + counted);
   estimate.from_history = estimate.bytes > projected_mem;
   return estimate;

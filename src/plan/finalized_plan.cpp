@@ -164,9 +164,8 @@ std::string FinalizedPlan::summary() const {
     out << "  " << std::left << std::setw(static_cast<int>(name_width)) << info.name << "  "
         << std::setw(static_cast<int>(kind_width)) << info.kind << "  " << std::right
         << std::setw(8) << info.num_tasks << "  " << std::setw(12)
-        << (format_bytes(info.projected_mem) + (info.estimate_from_history ? "*" : ""))
-        << "  " << std::left << std::setw(11)
-        << TierName(info.tier) << "  " << fused;
+        << (format_bytes(info.projected_mem) + (info.estimate_from_history ? "*" : "")) << "  "
+        << std::left << std::setw(11) << TierName(info.tier) << "  " << fused;
     if (!reads.empty()) out << "  (reads " << reads << ")";
     out << "\n";
   }

@@ -619,7 +619,8 @@ class PlanBuilder {
       info.estimated_mem = estimate.bytes;
       info.estimate_from_history = estimate.from_history;
       info.learned_run = estimate.learned_run;
-      info.learned_mem = estimate.learned_run != 0 ? estimate.learned_task_bytes + spec_.reserved_mem : 0;
+      info.learned_mem =
+          estimate.learned_run != 0 ? estimate.learned_task_bytes + spec_.reserved_mem : 0;
       info.concurrency = Concurrency(info.estimated_mem);
       state.infos[i] = info;
     }
@@ -641,16 +642,15 @@ class PlanBuilder {
       const OpInfo& info = state.infos[i];
       if (info.estimated_mem <= spec_.allowed_mem) continue;
       const std::string block = state.ops[i]->DescribeTask(state.worst_tasks[i]);
-      const std::string op = "in op \"" + info.name + "\" (" + info.kind + ", " +
-                             std::to_string(info.num_tasks) +
-                             (info.num_tasks == 1 ? " task" : " tasks") + ", largest at " + block +
-                             ")";
+      const std::string op =
+          "in op \"" + info.name + "\" (" + info.kind + ", " + std::to_string(info.num_tasks) +
+          (info.num_tasks == 1 ? " task" : " tasks") + ", largest at " + block + ")";
       std::string message;
       if (info.estimate_from_history) {
         message = "Memory learned from history (" + std::to_string(info.estimated_mem) +
                   ") exceeds allowed_mem (" + std::to_string(spec_.allowed_mem) +
-                  "), including reserved_mem (" + std::to_string(spec_.reserved_mem) + "), " +
-                  op + ": run " + std::to_string(info.learned_run) + " measured " +
+                  "), including reserved_mem (" + std::to_string(spec_.reserved_mem) + "), " + op +
+                  ": run " + std::to_string(info.learned_run) + " measured " +
                   format_bytes(info.learned_mem) + " per task against a projection of " +
                   format_bytes(info.projected_mem) + ", counted with a margin of " +
                   FormatMargin() + "; the smallest allowed_mem that would run it is " +
@@ -659,8 +659,8 @@ class PlanBuilder {
       } else {
         message = "Projected blockwise memory (" + std::to_string(info.projected_mem) +
                   ") exceeds allowed_mem (" + std::to_string(spec_.allowed_mem) +
-                  "), including reserved_mem (" + std::to_string(spec_.reserved_mem) + "), " +
-                  op + "; the smallest allowed_mem that would run it is " +
+                  "), including reserved_mem (" + std::to_string(spec_.reserved_mem) + "), " + op +
+                  "; the smallest allowed_mem that would run it is " +
                   std::to_string(info.projected_mem) + " (" + format_bytes(info.projected_mem) +
                   ")";
       }

@@ -50,11 +50,11 @@ struct TaskRecord {
   // the thread's page faults (ThreadFaultedBytes), so an upper bound of what it held
   // outside Buffers at its peak, blind to memory reused from earlier tasks.
   std::int64_t unaccounted_mem = 0;
-  double start_seconds = 0;        // its first attempt's start, since the run started
-  double seconds = 0;              // from its first attempt's start to its success
-  int worker = 0;                  // which of the op's threads ran it (0 .. workers - 1)
-  int attempts = 1;                // attempts it took; 0 when skipped
-  bool skipped = false;            // resume found it already done (nothing measured)
+  double start_seconds = 0;  // its first attempt's start, since the run started
+  double seconds = 0;        // from its first attempt's start to its success
+  int worker = 0;            // which of the op's threads ran it (0 .. workers - 1)
+  int attempts = 1;          // attempts it took; 0 when skipped
+  bool skipped = false;      // resume found it already done (nothing measured)
 };
 
 // Per op: projected vs measured.
@@ -63,9 +63,9 @@ struct OpReport {
   std::string kind;
   std::int64_t tasks = 0;
   std::int64_t tasks_skipped = 0;
-  std::string fingerprint;               // OpInfo::fingerprint
-  std::int64_t projected_mem = 0;        // largest task projection
-  std::int64_t estimated_mem = 0;        // what the plan counted (OpInfo::estimated_mem)
+  std::string fingerprint;         // OpInfo::fingerprint
+  std::int64_t projected_mem = 0;  // largest task projection
+  std::int64_t estimated_mem = 0;  // what the plan counted (OpInfo::estimated_mem)
   bool estimate_from_history = false;
   std::int64_t measured_mem_max = 0;     // largest measured task (reserved_mem included)
   std::int64_t measured_mem_median = 0;  // nearest rank over the tasks that ran (not

@@ -34,11 +34,11 @@ namespace tessera {
 
 // One op of a recorded run.
 struct OpHistory {
-  int index = 0;            // its position in the plan's ops
-  std::string name;         // "add-7": differs from run to run
-  std::string kind;         // "elementwise", "map_blocks", "rechunk", ...
-  std::string fingerprint;  // identifies the step across runs (OpInfo::fingerprint)
-  std::int64_t tasks = 0;   // tasks that ran (skipped ones not counted)
+  int index = 0;                       // its position in the plan's ops
+  std::string name;                    // "add-7": differs from run to run
+  std::string kind;                    // "elementwise", "map_blocks", "rechunk", ...
+  std::string fingerprint;             // identifies the step across runs (OpInfo::fingerprint)
+  std::int64_t tasks = 0;              // tasks that ran (skipped ones not counted)
   std::int64_t projected_mem = 0;      // largest task projection
   std::int64_t estimated_mem = 0;      // what the plan counted: projection or learned
   bool estimate_from_history = false;  // estimated_mem came from history
@@ -60,7 +60,7 @@ struct OpHistory {
 
 // One task of a recorded run (for the report's timeline).
 struct TaskHistory {
-  int op = 0;                // OpHistory::index
+  int op = 0;  // OpHistory::index
   std::int64_t task = 0;
   int worker = 0;            // the thread that ran it, 0 .. workers - 1
   double start_seconds = 0;  // since the run started
@@ -82,7 +82,7 @@ struct RunHistory {
   std::string status;  // "running" (never finished: e.g. killed), "ok", "failed: <cause>"
   double seconds = 0;
   std::int64_t peak_rss_bytes = 0;
-  std::vector<OpHistory> ops;     // in plan order
+  std::vector<OpHistory> ops;      // in plan order
   std::vector<TaskHistory> tasks;  // filled by LoadRun only
 };
 

@@ -73,7 +73,7 @@ struct OpInfo {
   std::int64_t learned_mem = 0;  // history's largest measured task (reserved_mem included)
   std::int64_t learned_run = 0;  // the run that measured it; 0 when history has none
   int concurrency = 1;           // tasks that may run at once under total_mem
-  std::vector<int> inputs;  // indices (in FinalizedPlan::ops()) of ops it reads
+  std::vector<int> inputs;       // indices (in FinalizedPlan::ops()) of ops it reads
 };
 
 class ExecutableOp {
