@@ -210,7 +210,12 @@ class SqliteHistoryDatabase final : public HistoryDatabase {
       insert.BindAll(run.started_at, run.label, run.executor, run.workers, run.allowed_mem,
                      run.reserved_mem, run.total_mem, std::string("running"), 0.0, std::int64_t{0});
       insert.Step();
-      return db.LastInsertRowid();
+      const std::int64_t id = db.LastInsertRowid();
+      // Ids only grow (AUTOINCREMENT): runs below id - kRunsWithTasks + 1 are older.
+      SqliteStatement forget = db.Prepare("DELETE FROM tasks WHERE run_id <= ?");
+      forget.BindAll(id - kRunsWithTasks);
+      forget.Step();
+      return id;
     });
     if (run.id != 0) run.status = "running";
     return run.id;

@@ -240,6 +240,23 @@ TEST(HistoryDatabase, RecordingAnOpAgainReplacesItAndItsTasks) {
   EXPECT_EQ(loaded->tasks.size(), 1u);
 }
 
+TEST(HistoryDatabase, KeepsTasksOfTheMostRecentRunsOnly) {
+  TempDir dir("history");
+  auto history = HistoryDatabase::Open(dir.path() / "h.sqlite");
+  std::vector<std::int64_t> ids;
+  for (int i = 0; i < HistoryDatabase::kRunsWithTasks + 2; ++i) {
+    ids.push_back(RecordRun(*history, SampleRun("compute"), {SampleOp(0, "fp")}, 2));
+  }
+  // The two oldest runs lost their tasks, not their ops; the others keep both.
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const std::optional<RunHistory> run = history->LoadRun(ids[i]);
+    ASSERT_TRUE(run.has_value());
+    EXPECT_EQ(run->ops.size(), 1u);
+    EXPECT_EQ(run->tasks.size(), i < 2 ? 0u : 2u) << "run " << i;
+  }
+  EXPECT_EQ(history->Learned("fp")->records, HistoryDatabase::kLearnedRecords);
+}
+
 TEST(HistoryDatabase, LearnedIsTheLargestOfTheThreeMostRecentRecordsLessReservedMem) {
   TempDir dir("history");
   auto history = HistoryDatabase::Open(dir.path() / "h.sqlite");

@@ -100,6 +100,9 @@ class HistoryDatabase {
  public:
   static constexpr int kSchemaVersion = 2;
   static constexpr int kLearnedRecords = 3;
+  // Tasks (the report's timeline) are kept for this many most recent runs; older runs
+  // keep their ops' figures, which is all the estimator reads.
+  static constexpr int kRunsWithTasks = 100;
 
   // How long a write waits for another process's lock before history gives up.
   static constexpr std::chrono::milliseconds kBusyTimeout{5000};
