@@ -29,8 +29,11 @@ struct Bar {
   std::string_view kind;  // the CSS class: projected, estimated, measured, footprint
   std::string what;       // for the tooltip and the legend
   std::int64_t bytes = 0;
-  bool over = false;  // above the op's projection
+  bool over = false;  // above what the plan counted for the op (Counted)
 };
+
+// What the plan counted per task: the projection, or history's larger estimate.
+std::int64_t Counted(const OpHistory& op) { return std::max(op.projected_mem, op.estimated_mem); }
 
 std::vector<Bar> BarsOf(const OpHistory& op) {
   std::vector<Bar> bars;
@@ -41,7 +44,7 @@ std::vector<Bar> BarsOf(const OpHistory& op) {
                     op.estimated_mem, false});
   }
   const auto over = [&](std::int64_t bytes) {
-    return op.projected_mem > 0 && bytes > op.projected_mem;
+    return Counted(op) > 0 && bytes > Counted(op);
   };
   bars.push_back({"measured", "measured max", op.measured_mem_max, over(op.measured_mem_max)});
   if (op.unaccounted_mem_max > 0) {
@@ -81,7 +84,7 @@ void DrawLegend(SvgWriter& svg, double y) {
                          {"estimated", "estimated", 0, false},
                          {"measured", "measured max", 0, false},
                          {"footprint", "measured + unaccounted", 0, false},
-                         {"measured", "over projection", 0, true}};
+                         {"measured", "over what the plan counted", 0, true}};
   svg.Open("g", {{"class", "memory-legend"}, {"font-size", "11"}});
   double x = kPlotLeft;
   for (const Bar& sample : samples) {
@@ -157,7 +160,7 @@ double DrawMemoryChart(SvgWriter& svg, const RunHistory& run, double top) {
       for (auto& style : BarStyle(bar)) attributes.push_back(std::move(style));
       std::string tooltip =
           bar.what + ": " + format_bytes(bar.bytes) + " (" + std::to_string(bar.bytes) + " bytes)";
-      if (bar.over) tooltip += ", above the projection " + format_bytes(op.projected_mem);
+      if (bar.over) tooltip += ", above the " + format_bytes(Counted(op)) + " the plan counted";
       svg.Element("rect", attributes, tooltip);
       svg.Text({{"class", "bar-label"},
                 {"x", SvgNumber(scale.X(value) + 4)},

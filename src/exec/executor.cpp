@@ -146,8 +146,8 @@ std::optional<std::string> FootprintWarning(const ExecutableOp& op, const OpRepo
   warning += history_on ? "history keeps the figure and the next plan of this step (fingerprint " +
                               op_report.fingerprint + ") counts it"
                         : "turn history on (Spec::history) so that the next plan counts it";
-  if (op_report.kind == "map_blocks") {
-    warning += ", or declare the kernel's own memory (map_blocks' extra_projected_mem)";
+  if (op_report.kind == "map_blocks" || op_report.kind == "blockwise") {
+    warning += ", or declare what a map_blocks kernel allocates (its extra_projected_mem)";
   }
   return warning;
 }
