@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "sanitizers.hpp"
 #include "temp_dir.hpp"
 #include "tessera/tessera.hpp"
 
@@ -105,7 +106,7 @@ TEST(HistoryFeedbackTest, AKernelsOwnMemoryIsLearnedAndPlansTheNextRun) {
                                       [](const OpReport& r) { return r.kind == "map_blocks"; });
   ASSERT_NE(kernel_op, report1.ops.end());
   EXPECT_GE(kernel_op->unaccounted_mem_max, 49 * kMiB);
-  EXPECT_LE(kernel_op->unaccounted_mem_max, 53 * kMiB);
+  EXPECT_LE(kernel_op->unaccounted_mem_max, 53 * kMiB * testing::kFreshPageFactor);
   EXPECT_LE(kernel_op->measured_mem_max, kernel_op->projected_mem);  // the blocks: exact
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("op \"" + kernel_op->name + "\" (map_blocks) measured"),
@@ -128,7 +129,7 @@ TEST(HistoryFeedbackTest, AKernelsOwnMemoryIsLearnedAndPlansTheNextRun) {
   EXPECT_EQ(op2.estimated_mem,
             static_cast<std::int64_t>(std::ceil(static_cast<double>(op2.learned_mem) * 1.25)));
   EXPECT_EQ(op2.concurrency, static_cast<int>(spec.total_mem / op2.estimated_mem));
-  EXPECT_EQ(op2.concurrency, 2);
+  EXPECT_EQ(op2.concurrency, testing::kAddressSanitizer ? 1 : 2);  // ASan's shadow adds 1/3
   EXPECT_EQ(plan2.required_allowed_mem(), std::max(op2.estimated_mem, plan2.max_projected_mem()));
   EXPECT_NE(plan2.summary().find(op2.name + ": from history, run " +
                                  std::to_string(report1.history_run) + " measured"),
@@ -141,7 +142,7 @@ TEST(HistoryFeedbackTest, AKernelsOwnMemoryIsLearnedAndPlansTheNextRun) {
     values2 = second.compute(Quiet());
   }
   EXPECT_EQ(values2.data<float>()[11 * kRow], 22.0f);
-  EXPECT_LE(most.load(), 2);
+  EXPECT_LE(most.load(), op2.concurrency);
   EXPECT_TRUE(warnings.empty()) << warnings.front();
 
   // Under an allowed_mem below the learned figure the plan is refused up front.

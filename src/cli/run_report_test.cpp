@@ -133,7 +133,8 @@ RunHistory SampleRun() {
   over.unaccounted_mem_max = 5 * kMB;
   over.footprint_mem_max = 55 * kMB;
   run.ops.push_back(over);
-  OpHistory learned = Op(2, "write-3", 10 * kMB, 9 * kMB);
+  // Measured above its projection but within what history made the plan count.
+  OpHistory learned = Op(2, "write-3", 10 * kMB, 11 * kMB);
   learned.estimated_mem = 12 * kMB;
   learned.estimate_from_history = true;
   run.ops.push_back(learned);
@@ -198,12 +199,13 @@ TEST(RunReportSvg, EstimateAndFootprintBarsAppearOnlyWhenTheyAddSomething) {
   const std::vector<Tag> footprint = TagsOf(svg, "rect", "footprint");
   ASSERT_EQ(footprint.size(), 1u);  // only op 1 has unaccounted memory
   EXPECT_EQ(footprint[0].attributes.at("data-op"), "1");
-  const Tag& projected = BarOf(TagsOf(svg, "rect", "projected"), 1);
+  const std::vector<Tag> projected_bars = TagsOf(svg, "rect", "projected");
+  const Tag& projected = BarOf(projected_bars, 1);
   EXPECT_NEAR(footprint[0].Number("width") / projected.Number("width"), 55.0 / 20.0, 1e-3);
   EXPECT_NE(footprint[0].attributes.at("fill-opacity"), "1");  // visibly not "measured"
 }
 
-TEST(RunReportSvg, OnlyBarsAboveTheProjectionAreWarnings) {
+TEST(RunReportSvg, OnlyBarsAboveWhatThePlanCountedAreWarnings) {
   const std::string svg = RunReportSvg(SampleRun());
   const std::vector<Tag> bars = TagsOf(svg, "rect", "bar");
   std::set<std::string> warning_fills;
