@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <exception>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -91,8 +92,13 @@ void RunStep(const std::string& name, const char* what, Step&& step) {
   }
 }
 
+// The records of one op's tasks: report.tasks from `first` on.
+std::span<const TaskRecord> OpTasks(const ExecutionReport& report, std::size_t first) {
+  return std::span<const TaskRecord>(report.tasks).subspan(first);
+}
+
 // Fills the op's summaries of its tasks that ran (skipped ones measured nothing).
-void Summarize(const std::vector<TaskRecord>& tasks, OpReport& op_report) {
+void Summarize(std::span<const TaskRecord> tasks, OpReport& op_report) {
   std::vector<std::int64_t> measured;
   std::vector<std::int64_t> unaccounted;
   std::vector<double> seconds;
@@ -121,7 +127,7 @@ void Summarize(const std::vector<TaskRecord>& tasks, OpReport& op_report) {
 // The warning for an op whose largest task measured more than the plan counted for it
 // beyond measurement noise (footprint_estimate.hpp); nullopt when none did.
 std::optional<std::string> FootprintWarning(const ExecutableOp& op, const OpReport& op_report,
-                                            const std::vector<TaskRecord>& tasks, const Spec& spec,
+                                            std::span<const TaskRecord> tasks, const Spec& spec,
                                             bool history_on) {
   const TaskRecord* largest = nullptr;
   for (const TaskRecord& record : tasks) {
@@ -152,10 +158,9 @@ std::optional<std::string> FootprintWarning(const ExecutableOp& op, const OpRepo
   return warning;
 }
 
-// One op from Prepare() to Commit(); its tasks' records go to `report` and `tasks`.
+// One op from Prepare() to Commit(); its tasks' records are appended to report.tasks.
 OpReport RunOp(int op_index, ExecutableOp& op, const Spec& spec, const ExecuteOptions& options,
-               Clock::time_point run_start, exec::ProgressBar& progress, ExecutionReport& report,
-               std::vector<TaskRecord>& tasks) {
+               Clock::time_point run_start, exec::ProgressBar& progress, ExecutionReport& report) {
   const OpInfo& info = op.info();
   const Clock::time_point start = Clock::now();
   const bool rss_reset = ResetPeakRss();
@@ -171,6 +176,8 @@ OpReport RunOp(int op_index, ExecutableOp& op, const Spec& spec, const ExecuteOp
 
   RunStep(info.name, "to prepare its output", [&] { op.Prepare(); });
   progress.Start(info.name, info.num_tasks);
+  const std::size_t first_task = report.tasks.size();
+  report.tasks.reserve(first_task + static_cast<std::size_t>(info.num_tasks));
   std::int64_t done = 0;
   const exec::OpTaskRunner runner(op_index, op, spec.reserved_mem, options, run_start);
   runner.Run(WorkersFor(spec, info), [&](const TaskRecord& record) {
@@ -182,14 +189,13 @@ OpReport RunOp(int op_index, ExecutableOp& op, const Spec& spec, const ExecuteOp
     }
     op_report.projected_mem = std::max(op_report.projected_mem, record.projected_mem);
     report.tasks.push_back(record);
-    tasks.push_back(record);
     progress.Update(done);
     if (options.on_task) options.on_task(record);
   });
   RunStep(info.name, "to commit its output", [&] { op.Commit(); });
   progress.Finish(done);
 
-  Summarize(tasks, op_report);
+  Summarize(OpTasks(report, first_task), op_report);
   op_report.seconds = SecondsSince(start);
   const std::int64_t peak = PeakRssBytes();
   report.peak_rss_bytes = std::max(report.peak_rss_bytes, peak);
@@ -231,16 +237,17 @@ ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, c
   exec::ProgressBar progress(exec::ProgressEnabled(options.progress), stderr);
   for (std::size_t index = 0; index < ops.size(); ++index) {
     ExecutableOp& op = *ops[index];
-    std::vector<TaskRecord> tasks;
+    const std::size_t first_task = report.tasks.size();
     try {
       report.ops.push_back(
-          RunOp(static_cast<int>(index), op, spec, options, start, progress, report, tasks));
+          RunOp(static_cast<int>(index), op, spec, options, start, progress, report));
     } catch (...) {
       progress.Interrupt();
       report.seconds = SecondsSince(start);
       history.Finish("failed: " + exec::DescribeException(std::current_exception()), report);
       throw;
     }
+    const std::span<const TaskRecord> tasks = OpTasks(report, first_task);
     history.RecordOp(static_cast<int>(index), report.ops.back(), tasks);
     if (std::optional<std::string> warning =
             FootprintWarning(op, report.ops.back(), tasks, spec, history.run_id() != 0)) {

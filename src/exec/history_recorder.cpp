@@ -61,7 +61,7 @@ HistoryRecorder::HistoryRecorder(const Spec& spec, const ExecuteOptions& options
 }
 
 void HistoryRecorder::RecordOp(int op_index, const OpReport& op,
-                               const std::vector<TaskRecord>& tasks) {
+                               std::span<const TaskRecord> tasks) {
   if (run_id_ == 0) return;
   std::vector<TaskHistory> ran;
   ran.reserve(tasks.size());

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,7 @@ class HistoryRecorder {
   // The run's id in the database; 0 when nothing is recorded.
   std::int64_t run_id() const { return run_id_; }
 
-  void RecordOp(int op_index, const OpReport& op, const std::vector<TaskRecord>& tasks);
+  void RecordOp(int op_index, const OpReport& op, std::span<const TaskRecord> tasks);
   void Finish(const std::string& status, const ExecutionReport& report);
 
  private:

@@ -66,7 +66,7 @@ bool ResetPeakRss() {
 std::int64_t ThreadFaultedBytes() {
   rusage usage{};
   if (getrusage(RUSAGE_THREAD, &usage) != 0) return 0;
-  const long page = sysconf(_SC_PAGESIZE);
+  static const long page = sysconf(_SC_PAGESIZE);
   return static_cast<std::int64_t>(usage.ru_minflt) * (page > 0 ? page : 4096);
 }
 
