@@ -130,7 +130,7 @@ TEST(HistoryFeedbackTest, AKernelsOwnMemoryIsLearnedAndPlansTheNextRun) {
             static_cast<std::int64_t>(std::ceil(static_cast<double>(op2.learned_mem) * 1.25)));
   EXPECT_EQ(op2.concurrency, static_cast<int>(spec.total_mem / op2.estimated_mem));
   EXPECT_EQ(op2.concurrency, testing::kAddressSanitizer ? 1 : 2);  // ASan's shadow adds 1/3
-  EXPECT_EQ(plan2.required_allowed_mem(), std::max(op2.estimated_mem, plan2.max_projected_mem()));
+  EXPECT_EQ(plan2.required_allowed_mem(), op2.learned_mem);  // what ran, without the margin
   EXPECT_NE(plan2.summary().find(op2.name + ": from history, run " +
                                  std::to_string(report1.history_run) + " measured"),
             std::string::npos)
@@ -144,6 +144,13 @@ TEST(HistoryFeedbackTest, AKernelsOwnMemoryIsLearnedAndPlansTheNextRun) {
   EXPECT_EQ(values2.data<float>()[11 * kRow], 22.0f);
   EXPECT_LE(most.load(), op2.concurrency);
   EXPECT_TRUE(warnings.empty()) << warnings.front();
+
+  // Under an allowed_mem between the measured footprint and that x 1.25, the step that
+  // ran still plans: the margin stops at allowed_mem.
+  Spec snug = spec;
+  snug.allowed_mem = op2.learned_mem + kMiB;
+  const FinalizedPlan snug_plan = map_blocks(kernel, {Rows(2, snug)}, float32).plan();
+  EXPECT_EQ(OpOfKind(snug_plan, "map_blocks").estimated_mem, snug.allowed_mem);
 
   // Under an allowed_mem below the learned figure the plan is refused up front.
   Spec tight = spec;

@@ -66,10 +66,15 @@ std::int64_t FinalizedPlan::max_estimated_mem() const {
   return largest;
 }
 
+std::int64_t SmallestAllowedMem(const OpInfo& op) {
+  return op.estimate_from_history ? std::max(op.projected_mem, op.learned_mem) : op.projected_mem;
+}
+
 std::int64_t FinalizedPlan::required_allowed_mem() const {
-  // allowed_mem must exceed reserved_mem (Spec::validate), and cover every task as
-  // counted (the projection, or history's larger measurement).
-  return std::max(max_estimated_mem(), state_->spec.reserved_mem + 1);
+  // allowed_mem must exceed reserved_mem (Spec::validate), and cover every task.
+  std::int64_t required = state_->spec.reserved_mem + 1;
+  for (const OpInfo& info : state_->infos) required = std::max(required, SmallestAllowedMem(info));
+  return required;
 }
 
 std::int64_t FinalizedPlan::num_tasks() const {
@@ -174,7 +179,7 @@ std::string FinalizedPlan::summary() const {
     out << "  " << info.name << ": from history, run " << info.learned_run << " measured "
         << format_bytes(info.learned_mem) << " per task against its projection of "
         << format_bytes(info.projected_mem) << "; counted as " << format_bytes(info.estimated_mem)
-        << " (x" << kLearnedMargin << " margin), " << info.concurrency
+        << " (x" << kLearnedMargin << ", at most allowed_mem), " << info.concurrency
         << (info.concurrency == 1 ? " task" : " tasks") << " at once\n";
   }
   for (std::size_t i = 0; i < state_->infos.size(); ++i) {

@@ -4,7 +4,6 @@
 #include <functional>
 #include <limits>
 #include <optional>
-#include <sstream>
 #include <system_error>
 #include <unordered_map>
 #include <unordered_set>
@@ -614,7 +613,7 @@ class PlanBuilder {
       }
       info.fingerprint = OpFingerprint(info, members);
       const FootprintEstimate estimate =
-          EstimateFootprint(info.projected_mem, spec_.reserved_mem,
+          EstimateFootprint(info.projected_mem, spec_.reserved_mem, spec_.allowed_mem,
                             history ? history->Learned(info.fingerprint) : std::nullopt);
       info.estimated_mem = estimate.bytes;
       info.estimate_from_history = estimate.from_history;
@@ -637,7 +636,7 @@ class PlanBuilder {
 
   void CheckMemory(const FinalizedPlan::State& state) const {
     std::int64_t required = 0;
-    for (const OpInfo& info : state.infos) required = std::max(required, info.estimated_mem);
+    for (const OpInfo& info : state.infos) required = std::max(required, SmallestAllowedMem(info));
     for (std::size_t i = 0; i < state.infos.size(); ++i) {
       const OpInfo& info = state.infos[i];
       if (info.estimated_mem <= spec_.allowed_mem) continue;
@@ -647,15 +646,14 @@ class PlanBuilder {
           (info.num_tasks == 1 ? " task" : " tasks") + ", largest at " + block + ")";
       std::string message;
       if (info.estimate_from_history) {
-        message = "Memory learned from history (" + std::to_string(info.estimated_mem) +
+        message = "Memory learned from history (" + std::to_string(info.learned_mem) +
                   ") exceeds allowed_mem (" + std::to_string(spec_.allowed_mem) +
                   "), including reserved_mem (" + std::to_string(spec_.reserved_mem) + "), " + op +
                   ": run " + std::to_string(info.learned_run) + " measured " +
                   format_bytes(info.learned_mem) + " per task against a projection of " +
-                  format_bytes(info.projected_mem) + ", counted with a margin of " +
-                  FormatMargin() + "; the smallest allowed_mem that would run it is " +
-                  std::to_string(info.estimated_mem) + " (" + format_bytes(info.estimated_mem) +
-                  ")";
+                  format_bytes(info.projected_mem) +
+                  "; the smallest allowed_mem that would run it is " +
+                  std::to_string(info.learned_mem) + " (" + format_bytes(info.learned_mem) + ")";
       } else {
         message = "Projected blockwise memory (" + std::to_string(info.projected_mem) +
                   ") exceeds allowed_mem (" + std::to_string(spec_.allowed_mem) +
@@ -664,7 +662,7 @@ class PlanBuilder {
                   std::to_string(info.projected_mem) + " (" + format_bytes(info.projected_mem) +
                   ")";
       }
-      if (required > info.estimated_mem) {
+      if (required > SmallestAllowedMem(info)) {
         message += "; the whole plan needs " + std::to_string(required) + " (" +
                    format_bytes(required) + ")";
       }
@@ -674,12 +672,6 @@ class PlanBuilder {
                      : ". Raise allowed_mem or use smaller chunks.";
       throw MemoryBudgetError(message);
     }
-  }
-
-  static std::string FormatMargin() {
-    std::ostringstream text;
-    text << kLearnedMargin;
-    return text.str();
   }
 
   Spec spec_;

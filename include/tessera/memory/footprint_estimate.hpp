@@ -1,13 +1,17 @@
 // The footprint estimator: how much memory a plan counts for one task of an op.
 //
 //   auto learned = history->Learned(info.fingerprint);
-//   tessera::FootprintEstimate e = tessera::EstimateFootprint(projected, reserved, learned);
+//   tessera::FootprintEstimate e =
+//       tessera::EstimateFootprint(projected, reserved, allowed, learned);
 //   e.bytes       // the projection, or history's measured footprint x kLearnedMargin
 //
 // The projection is exact for what Tessera allocates; what it cannot see (a user
 // kernel's own allocations) only history knows. History is used only where it measured
 // more than the projection by more than measurement noise (NoiseAllowance): the estimate
-// never goes below the projection. Figures include reserved_mem unless named *_task_*.
+// never goes below the projection. The margin never makes a plan refuse what ran: a
+// measured footprint within allowed_mem is counted at most as allowed_mem, and one above
+// it is counted as measured (and refused by the plan's check). Figures include
+// reserved_mem unless named *_task_*.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +40,10 @@ std::int64_t NoiseAllowance(std::int64_t projected_task_bytes);
 // Whether a task's measured footprint exceeds its projection beyond the noise.
 bool ExceedsProjection(std::int64_t footprint_task_bytes, std::int64_t projected_task_bytes);
 
-// The estimate for a task projected at `projected_mem` (reserved_mem included).
+// The estimate for a task projected at `projected_mem` (reserved_mem included) under
+// `allowed_mem`.
 FootprintEstimate EstimateFootprint(std::int64_t projected_mem, std::int64_t reserved_mem,
+                                    std::int64_t allowed_mem,
                                     const std::optional<LearnedFootprint>& learned);
 
 }  // namespace tessera

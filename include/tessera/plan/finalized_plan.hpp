@@ -39,10 +39,10 @@ class FinalizedPlan {
 
   std::int64_t max_projected_mem() const;
   // The largest task as the plan counts it: its projection, or history's larger
-  // measurement (OpInfo::estimated_mem).
+  // measurement with its margin (OpInfo::estimated_mem).
   std::int64_t max_estimated_mem() const;
-  // The smallest allowed_mem under which this plan, as fused, passes the check: its
-  // largest task estimate.
+  // The smallest allowed_mem under which this plan, as fused, passes the check: the
+  // largest SmallestAllowedMem of its ops.
   std::int64_t required_allowed_mem() const;
   std::int64_t num_tasks() const;
   const std::vector<OpInfo>& ops() const;
@@ -62,6 +62,10 @@ class FinalizedPlan {
  private:
   std::shared_ptr<State> state_;
 };
+
+// The smallest allowed_mem under which `op` passes the plan's check: its projection, or
+// the footprint history measured (OpInfo::learned_mem) where the plan counts history.
+std::int64_t SmallestAllowedMem(const OpInfo& op);
 
 // Prunes the DAG to what `outputs` need, fuses (PlanOptions), chooses where
 // intermediates live, projects every task and checks it against spec.allowed_mem.
