@@ -220,6 +220,24 @@ TEST(HistoryFeedbackTest, ADamagedHistoryWarnsAndTheRunGoesOn) {
   EXPECT_NE(warnings[0].find(spec.history), std::string::npos) << warnings[0];
 }
 
+TEST(HistoryFeedbackTest, OrdinaryOpsMeasureNothingUnaccounted) {
+  // compute() writes each block into the result array, whose pages the tasks touch
+  // first; they are the caller's memory, not the tasks' own: no unaccounted memory, no
+  // warning. 3 MiB of result: small pages, 256 faults per 1 MiB block.
+  testing::TempDir dir("ordinary");
+  Spec spec = HistorySpec(dir);
+  spec.history = "off";
+  std::vector<std::string> warnings;
+  ExecutionReport report;
+  {
+    ScopedWarningHandler capture([&](const std::string& w) { warnings.push_back(w); });
+    (Rows(3, spec) * 2.0f).compute(Quiet(&report));
+  }
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  ASSERT_EQ(report.ops.size(), 1u);
+  EXPECT_LT(report.ops[0].unaccounted_mem_max, 256 << 10);
+}
+
 TEST(HistoryFeedbackTest, HistoryOffRecordsNothing) {
   testing::TempDir dir("off");
   Spec spec = HistorySpec(dir);

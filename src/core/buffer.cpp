@@ -21,8 +21,21 @@ Buffer::Buffer(std::int64_t size) {
   account_ = CurrentMemoryAccount();
   if (account_) {
     account_->Charge(capacity_);
-    if (block.fresh) account_->NoteFresh(block_bytes_);
+    if (block.fresh && size >= kTouchedFreshBytes) TouchFreshPages();
   }
+}
+
+void Buffer::TouchFreshPages() {
+  // Fault the block in now and note the pages it took (TouchAccountedMemory): a huge
+  // page counts once, memory malloc had already counts nothing, so the executor
+  // subtracts exactly what the Buffer cost in page faults.
+  TouchAccountedMemory([&] {
+    constexpr std::int64_t kPage = 4096;
+    volatile std::byte* bytes = data_;
+    for (std::int64_t offset = 0; offset < size_; offset += kPage) {
+      bytes[offset] = std::byte{0};
+    }
+  });
 }
 
 Buffer::~Buffer() { Reset(); }

@@ -1,5 +1,8 @@
 #include "tessera/core/memory_account.hpp"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <utility>
 
 namespace tessera {
@@ -32,6 +35,13 @@ void MemoryAccount::ResetPeak() noexcept {
 }
 
 const std::shared_ptr<MemoryAccount>& CurrentMemoryAccount() noexcept { return current_account; }
+
+std::int64_t ThreadFaultedBytes() {
+  rusage usage{};
+  if (getrusage(RUSAGE_THREAD, &usage) != 0) return 0;
+  static const long page = sysconf(_SC_PAGESIZE);
+  return static_cast<std::int64_t>(usage.ru_minflt) * (page > 0 ? page : 4096);
+}
 
 ScopedMemoryAccount::ScopedMemoryAccount(std::shared_ptr<MemoryAccount> account)
     : previous_(std::exchange(current_account, std::move(account))) {}

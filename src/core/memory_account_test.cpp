@@ -8,6 +8,7 @@
 
 #include "tessera/core/buffer.hpp"
 #include "tessera/core/buffer_pool.hpp"
+#include "fresh_pages.hpp"
 
 namespace tessera {
 namespace {
@@ -73,16 +74,40 @@ TEST(MemoryAccount, CountsFreshBytesButNotPooledOnes) {
   ReleaseBufferPool();
   SetBufferPoolCapacity(std::int64_t{8} << 20);
   auto account = std::make_shared<MemoryAccount>();
+  std::int64_t fresh = 0;
   {
     ScopedMemoryAccount scope(account);
+    const std::int64_t before = ThreadFaultedBytes();
     { Buffer first(std::int64_t{1} << 20); }
-    EXPECT_EQ(account->fresh_bytes(), std::int64_t{1} << 20);
+    // Noted: the pages the new block faulted in, no more than it has.
+    fresh = account->fresh_bytes();
+    EXPECT_LE(fresh, ThreadFaultedBytes() - before);
+    EXPECT_LE(fresh, (std::int64_t{1} << 20) + 4096);
     { Buffer second(std::int64_t{1} << 20); }
   }
-  EXPECT_EQ(account->fresh_bytes(), std::int64_t{1} << 20);
+  EXPECT_EQ(account->fresh_bytes(), fresh);  // the pool's block is not fresh
   EXPECT_EQ(account->peak_bytes(), std::int64_t{1} << 20);
   ReleaseBufferPool();
   SetBufferPoolCapacity(capacity);
+}
+
+constexpr std::int64_t kMiB = std::int64_t{1} << 20;
+
+TEST(ThreadFaultedBytes, CountOnlyThisThreadsFreshPages) {
+  // 32 MiB touched on this thread shows here; 32 MiB touched on another thread does not.
+  const std::int64_t before = ThreadFaultedBytes();
+  EXPECT_EQ(testing::TouchAndUnmap(32 * kMiB), 1);
+  const std::int64_t mine = ThreadFaultedBytes() - before;
+  EXPECT_GE(mine, 31 * kMiB);
+  EXPECT_LE(mine, 34 * kMiB);
+  std::int64_t other = 0;
+  std::thread([&] {
+    const std::int64_t start = ThreadFaultedBytes();
+    EXPECT_EQ(testing::TouchAndUnmap(32 * kMiB), 1);
+    other = ThreadFaultedBytes() - start;
+  }).join();
+  EXPECT_GE(other, 31 * kMiB);
+  EXPECT_LE(ThreadFaultedBytes() - before - mine, 2 * kMiB);
 }
 
 TEST(ScopedMemoryAccount, IsPerThread) {

@@ -19,6 +19,8 @@
 #include "sanitizers.hpp"
 #include "temp_dir.hpp"
 #include "tessera/core/buffer.hpp"
+#include "tessera/core/buffer_pool.hpp"
+#include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/warning.hpp"
 #include "tessera/memory/history.hpp"
@@ -335,13 +337,18 @@ void TouchOwnMemory(std::int64_t bytes) {
 constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 
 TEST_P(ExecutorTest, MeasuresWhatTheAllocatorCannotSee) {
-  // Tasks hold 3 MiB of Buffers (faulted in fresh at first, then reused from the pool)
-  // and touch 40 MiB of their own: unaccounted_mem is the 40 MiB, whatever the pool did.
+  // Tasks hold 3 MiB and 9 MiB Buffers (new at first: on small pages and on huge pages,
+  // then reused from the pool) and touch 40 MiB of their own: unaccounted_mem is the
+  // 40 MiB, whatever the pool and the page size did.
+  ReleaseBufferPool();
   auto op = std::make_shared<FakeOp>("own-scratch", 4);
-  op->set_buffers({3 * kMiB});
+  op->set_buffers({3 * kMiB, 9 * kMiB});
   op->set_body([](std::int64_t) { TouchOwnMemory(40 * kMiB); });
   auto plain = std::make_shared<FakeOp>("buffers-only", 4);
-  plain->set_buffers({3 * kMiB});
+  plain->set_buffers({3 * kMiB, 9 * kMiB});
+  // Both project their Buffers exactly (reserved_mem 500 included).
+  op->mutable_info().projected_mem = 12 * kMiB + 500;
+  plain->mutable_info().projected_mem = 12 * kMiB + 500;
   std::vector<std::string> warnings;
   ScopedWarningHandler capture([&](const std::string& w) { warnings.push_back(w); });
   const ExecutionReport report = Execute({op, plain}, MakeSpec(GetParam()), Quiet());
@@ -358,12 +365,13 @@ TEST_P(ExecutorTest, MeasuresWhatTheAllocatorCannotSee) {
   EXPECT_GE(report.ops[0].unaccounted_mem_p95, 39 * kMiB);
   EXPECT_EQ(report.ops[0].footprint_mem_max,
             report.ops[0].measured_mem_max + report.ops[0].unaccounted_mem_max);
-  // One warning, for the op that went over what the plan counted (1000 bytes).
+  // One warning, for the op that went over what the plan counted (its projection).
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_EQ(report.warnings, warnings);
   EXPECT_NE(warnings[0].find("op \"own-scratch\" (fake) measured"), std::string::npos)
       << warnings[0];
-  EXPECT_NE(warnings[0].find("above the 1.0 kB the plan counted for it (its projection)"),
+  EXPECT_NE(warnings[0].find("above the " + format_bytes(12 * kMiB + 500) +
+                             " the plan counted for it (its projection)"),
             std::string::npos)
       << warnings[0];
 }

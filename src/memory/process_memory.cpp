@@ -1,8 +1,5 @@
 #include "tessera/memory/process_memory.hpp"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <charconv>
 #include <fstream>
 #include <iterator>
@@ -63,11 +60,5 @@ bool ResetPeakRss() {
   return static_cast<bool>(file);
 }
 
-std::int64_t ThreadFaultedBytes() {
-  rusage usage{};
-  if (getrusage(RUSAGE_THREAD, &usage) != 0) return 0;
-  static const long page = sysconf(_SC_PAGESIZE);
-  return static_cast<std::int64_t>(usage.ru_minflt) * (page > 0 ? page : 4096);
-}
 
 }  // namespace tessera

@@ -97,7 +97,9 @@ void ResultOutput::Prepare() {
 
 void ResultOutput::Write(const Shape& block, NDArray data) {
   const Region region = grid_.BlockRegion(block);
-  CopyBox(data, region.start, result_, Shape(region.start.size(), 0), region);
+  // The result's pages are the caller's, written first by the task: not the task's own.
+  TouchAccountedMemory(
+      [&] { CopyBox(data, region.start, result_, Shape(region.start.size(), 0), region); });
 }
 
 std::shared_ptr<const NDArray> ResultOutput::Read(const Region& region) const {

@@ -1,8 +1,10 @@
 // Buffer: an owned, 64-byte aligned, *uninitialized* block of bytes.
 //
 // Chunk data moves through Buffers: a store reads into one, a codec decodes from one
-// into another. Allocation does not touch the pages (no zero fill), because fresh
-// memory is expensive and every chunk byte is overwritten anyway. Move-only; use
+// into another. Allocation does not fill the block (every chunk byte is overwritten
+// anyway); only a block of kTouchedFreshBytes or more that is new from the system and
+// charged to an account has its pages faulted in at once (one byte written per page),
+// so that the account can note what they cost (MemoryAccount::NoteFresh). Move-only; use
 // Clone() for a deep copy. Not thread-safe to mutate concurrently.
 //
 // Accounting: an allocation is charged, with its capacity, to the MemoryAccount current
@@ -20,6 +22,10 @@
 namespace tessera {
 
 class MemoryAccount;
+
+// Fresh blocks from this size on are faulted in when a Buffer charged to an account
+// allocates them; smaller ones fault (or reuse malloc's pages) as they are written.
+inline constexpr std::int64_t kTouchedFreshBytes = std::int64_t{64} << 10;
 
 class Buffer {
  public:
@@ -59,6 +65,8 @@ class Buffer {
  private:
   // Frees (or pools) the allocation and credits its account; leaves the Buffer empty.
   void Reset() noexcept;
+  // Faults a fresh block's pages in and notes them to the account.
+  void TouchFreshPages();
 
   std::byte* data_ = nullptr;
   std::int64_t size_ = 0;

@@ -30,9 +30,11 @@ class MemoryAccount {
   std::int64_t peak_bytes() const noexcept { return peak_.load(std::memory_order_relaxed); }
   // Starts a new peak measurement from the current live bytes.
   void ResetPeak() noexcept;
-  // Bytes of the charged Buffers that came new from the system allocator rather than
-  // from the buffer pool (pages a task touches for the first time; the executor takes
-  // them out of what it measures beyond the account). Cumulative.
+  // Fresh pages (ThreadFaultedBytes) this account's holder touched in memory that is
+  // accounted elsewhere: Buffers new from the system allocator (the pool's blocks are
+  // not fresh), a result array written for the first time. The executor takes them out
+  // of the fresh pages a task touched, leaving what its code allocated itself.
+  // Cumulative.
   void NoteFresh(std::int64_t bytes) noexcept;
   std::int64_t fresh_bytes() const noexcept { return fresh_.load(std::memory_order_relaxed); }
 
@@ -44,6 +46,27 @@ class MemoryAccount {
 
 // The account this thread's new Buffers are charged to; null when none.
 const std::shared_ptr<MemoryAccount>& CurrentMemoryAccount() noexcept;
+
+// Bytes of pages the calling thread has touched for the first time since it started:
+// its minor page faults (getrusage RUSAGE_THREAD) times the base page size. The change
+// around a piece of work is the fresh memory that work touched on this thread, whoever
+// allocated it; a transparent huge page counts once, as one base page. 0 when unknown.
+std::int64_t ThreadFaultedBytes();
+
+// Runs `touch` and notes the fresh pages it faulted in on the calling thread to the
+// thread's current account (if any): for memory accounted elsewhere that a task writes
+// first (MemoryAccount::NoteFresh).
+template <typename Touch>
+void TouchAccountedMemory(Touch&& touch) {
+  const std::shared_ptr<MemoryAccount>& account = CurrentMemoryAccount();
+  if (!account) {
+    touch();
+    return;
+  }
+  const std::int64_t before = ThreadFaultedBytes();
+  touch();
+  account->NoteFresh(ThreadFaultedBytes() - before);
+}
 
 class ScopedMemoryAccount {
  public:

@@ -45,10 +45,11 @@ struct TaskRecord {
   std::int64_t task = 0;
   std::int64_t projected_mem = 0;  // its projection (reserved_mem included)
   std::int64_t measured_mem = 0;   // peak Buffer bytes it held, plus reserved_mem
-  // Fresh memory its thread touched beyond the Buffers it was given new: what the
+  // Fresh memory its thread touched outside Tessera's accounted memory: what the
   // accounting allocator cannot see (a user kernel's own allocations). Measured from
-  // the thread's page faults (ThreadFaultedBytes), so an upper bound of what it held
-  // outside Buffers at its peak, blind to memory reused from earlier tasks.
+  // the thread's page faults (ThreadFaultedBytes) less those of new Buffers and of the
+  // result array (MemoryAccount::NoteFresh); blind to memory the kernel reuses from
+  // earlier tasks.
   std::int64_t unaccounted_mem = 0;
   double start_seconds = 0;  // its first attempt's start, since the run started
   double seconds = 0;        // from its first attempt's start to its success

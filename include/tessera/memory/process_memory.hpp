@@ -26,13 +26,6 @@ std::int64_t PeakRssBytes();
 // then keeps counting from the process start.
 bool ResetPeakRss();
 
-// Bytes of pages the calling thread has touched for the first time since it started:
-// its minor page faults (getrusage RUSAGE_THREAD) times the base page size. The
-// difference around a piece of work is the fresh memory that work touched on this
-// thread, whoever allocated it; a transparent huge page counts once (as one base page).
-// 0 when unknown.
-std::int64_t ThreadFaultedBytes();
-
 // The value of a "Name:   1234 kB" line of a /proc/<pid>/status text, in bytes; -1 when
 // the field is missing or malformed. Exposed for tests.
 std::int64_t ParseProcStatusBytes(std::string_view status, std::string_view field);
