@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -60,6 +61,20 @@ std::string FailureWarning(const std::filesystem::path& path, const std::string&
       return file + " failed" + cause + goes_on + "Delete the file to start a new history, or " +
              kOffAdvice;
   }
+}
+
+// Sends `warning` about the database at `path` unless one about that file was sent
+// already in this process: a broken file is reported once, not at every plan and run.
+void WarnOncePerFile(const std::filesystem::path& path, const std::string& warning) {
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  {
+    const std::lock_guard lock(mutex);
+    if (!warned.insert(std::filesystem::absolute(path).lexically_normal().string()).second) {
+      return;
+    }
+  }
+  Warn(warning);
 }
 
 // Now in UTC, "2026-11-29T21:10:38Z".
@@ -156,17 +171,29 @@ void LoadOpsOf(SqliteConnection& db, RunHistory& run, bool with_tasks) {
 
 class SqliteHistoryDatabase final : public HistoryDatabase {
  public:
-  SqliteHistoryDatabase(std::filesystem::path path, std::chrono::milliseconds busy_timeout)
-      : path_(std::move(path)), busy_timeout_(busy_timeout) {}
+  SqliteHistoryDatabase(std::filesystem::path path, std::chrono::milliseconds busy_timeout,
+                        bool read_only)
+      : path_(std::move(path)), busy_timeout_(busy_timeout), read_only_(read_only) {}
 
-  // Creates the folder, opens the file, checks and migrates the schema.
+  // Creates the folder, opens the file, checks and migrates the schema; read-only: opens
+  // an existing file of this schema and nothing else.
   void Open() {
     const std::lock_guard lock(mutex_);
+    if (read_only_) {
+      std::error_code missing;
+      if (!std::filesystem::is_regular_file(path_, missing)) return;
+      try {
+        OpenConnection();
+      } catch (const std::exception& failure) {
+        Disable("open it for reading", failure);
+      }
+      return;
+    }
     const std::filesystem::path folder = path_.parent_path();
     std::error_code error;
     if (!folder.empty()) std::filesystem::create_directories(folder, error);
     if (error) {
-      Warn("history database " + path_.string() + " cannot be created: its folder " +
+      WarnOncePerFile(path_, "history database " + path_.string() + " cannot be created: its folder " +
            folder.string() + " cannot be made (" + error.message() +
            "); the run goes on without history. Make the folder creatable, or " + kOffAdvice);
       return;
@@ -325,17 +352,24 @@ class SqliteHistoryDatabase final : public HistoryDatabase {
   // REQUIRES: mutex_ held. Opens the file and brings its schema up to date; leaves
   // connection_ null for a newer schema (after warning). Throws SqliteError.
   void OpenConnection() {
-    connection_ = std::make_unique<SqliteConnection>(path_, busy_timeout_);
+    connection_ = std::make_unique<SqliteConnection>(
+        path_, busy_timeout_, read_only_ ? SqliteOpen::kReadOnly : SqliteOpen::kCreate);
     // Read before anything writes: a newer schema is left exactly as it is.
     const std::int64_t version = connection_->PragmaInt("user_version");
     if (version > kHistorySchemaVersion) {
-      Warn("history database " + path_.string() + " was written by a newer Tessera (schema " +
+      WarnOncePerFile(path_, "history database " + path_.string() + " was written by a newer Tessera (schema " +
            std::to_string(version) + "; this one knows up to " +
            std::to_string(kHistorySchemaVersion) +
            "); the run goes on without history and leaves the file as it is. Use the newer "
            "Tessera, or " +
            kOffAdvice);
       connection_.reset();
+      return;
+    }
+    if (read_only_) {
+      // An older schema is migrated by the next writer; until then there is nothing to
+      // read that this version understands.
+      if (version < kHistorySchemaVersion) connection_.reset();
       return;
     }
     // WAL lets readers and one writer work at once across processes; NORMAL syncs at
@@ -363,14 +397,16 @@ class SqliteHistoryDatabase final : public HistoryDatabase {
   void Disable(const std::string& doing, const std::exception& failure) const {
     connection_.reset();
     if (const auto* sqlite = dynamic_cast<const SqliteError*>(&failure)) {
-      Warn(FailureWarning(path_, doing, *sqlite, busy_timeout_));
+      WarnOncePerFile(path_, FailureWarning(path_, doing, *sqlite, busy_timeout_));
     } else {
-      Warn(FailureWarning(path_, doing, SqliteError(SQLITE_ERROR, failure.what()), busy_timeout_));
+      WarnOncePerFile(path_, FailureWarning(path_, doing, SqliteError(SQLITE_ERROR, failure.what()),
+                                            busy_timeout_));
     }
   }
 
   const std::filesystem::path path_;
   const std::chrono::milliseconds busy_timeout_;
+  const bool read_only_;
   mutable std::mutex mutex_;
   // Null once disabled (or never opened). GUARDED_BY(mutex_).
   mutable std::unique_ptr<SqliteConnection> connection_;
@@ -380,7 +416,14 @@ class SqliteHistoryDatabase final : public HistoryDatabase {
 
 std::shared_ptr<HistoryDatabase> HistoryDatabase::Open(const std::filesystem::path& path,
                                                        std::chrono::milliseconds busy_timeout) {
-  auto database = std::make_shared<SqliteHistoryDatabase>(path, busy_timeout);
+  auto database = std::make_shared<SqliteHistoryDatabase>(path, busy_timeout, false);
+  database->Open();
+  return database;
+}
+
+std::shared_ptr<HistoryDatabase> HistoryDatabase::OpenToRead(
+    const std::filesystem::path& path, std::chrono::milliseconds busy_timeout) {
+  auto database = std::make_shared<SqliteHistoryDatabase>(path, busy_timeout, true);
   database->Open();
   return database;
 }

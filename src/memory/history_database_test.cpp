@@ -396,6 +396,9 @@ TEST(HistoryDatabase, DamagedFileWarnsOnceAndIsLeftAsItIs) {
   EXPECT_FALSE(history->Learned("fp").has_value());
   EXPECT_TRUE(history->RecentRuns(10).empty());
   EXPECT_FALSE(history->LoadRun(0).has_value());
+  // Opened again (the next plan, the next run) it says nothing more.
+  EXPECT_FALSE(HistoryDatabase::Open(path)->ok());
+  EXPECT_FALSE(HistoryDatabase::OpenToRead(path)->ok());
 
   ASSERT_EQ(warnings.seen().size(), 1u);
   const std::string& warning = warnings.seen()[0];
@@ -403,6 +406,28 @@ TEST(HistoryDatabase, DamagedFileWarnsOnceAndIsLeftAsItIs) {
   EXPECT_NE(warning.find("damaged"), std::string::npos) << warning;
   EXPECT_NE(warning.find("TESSERA_HISTORY=off"), std::string::npos) << warning;
   EXPECT_EQ(ReadBytes(path), garbage);
+}
+
+TEST(HistoryDatabase, OpenToReadNeverCreatesMigratesOrWrites) {
+  TempDir dir("history");
+  CapturedWarnings warnings;
+  // A missing file: nothing to read, nothing created, nothing said.
+  const std::filesystem::path missing = dir.path() / "none" / "h.sqlite";
+  EXPECT_FALSE(HistoryDatabase::OpenToRead(missing)->ok());
+  EXPECT_FALSE(std::filesystem::exists(missing.parent_path()));
+  // A database of this version reads what a writer recorded.
+  const std::filesystem::path path = dir.path() / "h.sqlite";
+  RecordRun(*HistoryDatabase::Open(path), SampleRun("compute"), {SampleOp(0, "fp")}, 1);
+  auto reader = HistoryDatabase::OpenToRead(path);
+  ASSERT_TRUE(reader->ok());
+  EXPECT_TRUE(reader->Learned("fp").has_value());
+  EXPECT_EQ(reader->RecentRuns(5).size(), 1u);
+  // An empty file (another process about to create the schema) is left empty.
+  const std::filesystem::path empty = dir.path() / "empty.sqlite";
+  WriteBytes(empty, "");
+  EXPECT_FALSE(HistoryDatabase::OpenToRead(empty)->ok());
+  EXPECT_EQ(std::filesystem::file_size(empty), 0u);
+  EXPECT_TRUE(warnings.seen().empty()) << warnings.seen().front();
 }
 
 TEST(HistoryDatabase, LockedPastTheBusyTimeoutWarnsAndDisables) {

@@ -47,8 +47,10 @@ std::string SqliteStatement::Text(int column) const {
 }
 
 SqliteConnection::SqliteConnection(const std::filesystem::path& path,
-                                   std::chrono::milliseconds busy_timeout, bool create) {
-  const int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+                                   std::chrono::milliseconds busy_timeout, SqliteOpen mode) {
+  const int flags = mode == SqliteOpen::kReadOnly ? SQLITE_OPEN_READONLY
+                    : mode == SqliteOpen::kCreate ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+                                                  : SQLITE_OPEN_READWRITE;
   const int result = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
   if (result != SQLITE_OK) {
     // A failed open still allocates a handle (for its message) that must be closed.

@@ -68,13 +68,19 @@ class SqliteStatement {
   sqlite3_stmt* statement_;
 };
 
+// How a connection opens its file.
+enum class SqliteOpen {
+  kCreate,     // read and write, creating a missing file
+  kReadWrite,  // read and write an existing file
+  kReadOnly,   // read an existing file, never write it
+};
+
 class SqliteConnection {
  public:
-  // Opens `path` for reading and writing, creating it when missing unless `create` is
-  // false. Waits up to `busy_timeout` for another connection's lock before failing with
-  // SQLITE_BUSY.
+  // Opens `path` as `mode` says. Waits up to `busy_timeout` for another connection's lock
+  // before failing with SQLITE_BUSY.
   SqliteConnection(const std::filesystem::path& path, std::chrono::milliseconds busy_timeout,
-                   bool create = true);
+                   SqliteOpen mode = SqliteOpen::kCreate);
   ~SqliteConnection();
   SqliteConnection(const SqliteConnection&) = delete;
   SqliteConnection& operator=(const SqliteConnection&) = delete;

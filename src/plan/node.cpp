@@ -1,7 +1,12 @@
 #include "tessera/plan/node.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <string>
 #include <utility>
 
 #include "kernels/op_lookup.hpp"
@@ -390,6 +395,31 @@ NodePtr MakeBroadcast(NodePtr x, Shape shape) {
   return BroadcastTo(std::move(x), shape, chunks);
 }
 
+namespace {
+
+// What names a kernel given without an identity, the same in every run of one build: a
+// plain function by its symbol (or, unexported, its offset in its module), any other
+// callable by its C++ type (each lambda has its own).
+std::string KernelIdentity(const BlockFunction& fn) {
+  using Function = NDArray (*)(std::span<const NDArray>, const BlockInfo&);
+  if (const Function* function = fn.target<Function>(); function != nullptr && *function) {
+    const void* address = reinterpret_cast<const void*>(*function);
+    Dl_info where{};
+    if (dladdr(address, &where) != 0) {
+      if (where.dli_sname != nullptr) return std::string("function ") + where.dli_sname;
+      const auto offset = reinterpret_cast<std::uintptr_t>(address) -
+                          reinterpret_cast<std::uintptr_t>(where.dli_fbase);
+      const std::string module =
+          where.dli_fname != nullptr ? std::filesystem::path(where.dli_fname).filename().string()
+                                     : "?";
+      return "function " + module + "+" + std::to_string(offset);
+    }
+  }
+  return fn.target_type().name();
+}
+
+}  // namespace
+
 NodePtr MakeMapBlocks(BlockFunction fn, std::vector<NodePtr> inputs, Shape shape, Shape chunks,
                       DType dtype, std::int64_t extra_projected_mem, std::string identity) {
   if (!fn) throw InvalidArgument("map_blocks: the function is empty");
@@ -408,9 +438,7 @@ NodePtr MakeMapBlocks(BlockFunction fn, std::vector<NodePtr> inputs, Shape shape
     }
   }
   NodeDetail detail;
-  // Without a name, the function's type stands for it: each lambda has its own type,
-  // the same in every run of one build.
-  detail.identity = identity.empty() ? std::string(fn.target_type().name()) : std::move(identity);
+  detail.identity = identity.empty() ? KernelIdentity(fn) : std::move(identity);
   detail.function = std::move(fn);
   detail.extra_projected_mem = extra_projected_mem;
   return MakeNode(NodeKind::kMapBlocks, "map_blocks", std::move(shape), std::move(chunks), dtype,

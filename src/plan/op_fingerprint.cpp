@@ -33,7 +33,7 @@ void WriteCodec(std::ostream& out, const CodecConfig& codec) {
 
 // An array read from outside the op: what decides its blocks' bytes.
 void WriteSource(std::ostream& out, const Node& node) {
-  out << "in:" << static_cast<int>(node.kind()) << ':' << node.dtype().name() << ':';
+  out << "in:" << node.op() << ':' << node.dtype().name() << ':';
   WriteShape(out, node.chunks());
   if (node.kind() == NodeKind::kZarr && node.detail().zarr != nullptr) {
     const ZarrMetadata& metadata = node.detail().zarr->metadata();
@@ -49,15 +49,15 @@ void WriteSource(std::ostream& out, const Node& node) {
 
 void WriteMember(std::ostream& out, const Node& node) {
   const NodeDetail& detail = node.detail();
-  out << "node:" << static_cast<int>(node.kind()) << ':' << node.op() << ':' << node.dtype().name()
-      << ':';
+  // Names, not enum values: a later version may number its kinds differently.
+  out << "node:" << node.op() << ':' << node.dtype().name() << ':';
   WriteShape(out, node.chunks());
   switch (node.kind()) {
     case NodeKind::kMapBlocks:
       out << ":fn=" << detail.identity << ":extra=" << detail.extra_projected_mem;
       break;
     case NodeKind::kReduce:
-      out << ":reduce=" << static_cast<int>(detail.reduction) << ":keepdims=" << detail.keepdims
+      out << ":reduce=" << ReductionName(detail.reduction) << ":keepdims=" << detail.keepdims
           << ":axes=";
       for (const int axis : detail.axes) out << axis << ',';
       break;

@@ -4,7 +4,6 @@
 #include <functional>
 #include <limits>
 #include <optional>
-#include <system_error>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -625,13 +624,12 @@ class PlanBuilder {
     }
   }
 
-  // The spec's history database when it exists (planning only reads: it never creates
-  // one); null when history is off or empty.
+  // The spec's history database, opened to read only (planning never creates, migrates
+  // or writes one); null when history is off.
   std::shared_ptr<HistoryDatabase> HistoryToRead() const {
     const std::optional<std::filesystem::path> path = ResolveHistoryPath(spec_.history);
-    std::error_code error;
-    if (!path || !std::filesystem::is_regular_file(*path, error)) return nullptr;
-    return HistoryDatabase::Open(*path);
+    if (!path) return nullptr;
+    return HistoryDatabase::OpenToRead(*path);
   }
 
   void CheckMemory(const FinalizedPlan::State& state) const {

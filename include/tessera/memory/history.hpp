@@ -109,8 +109,15 @@ class HistoryDatabase {
 
   // Opens the database at `path`, creating it (and its folder) or migrating it as
   // needed; a write waits up to `busy_timeout` for another writer. Never throws: on
-  // failure the result is !ok() and a warning was emitted.
+  // failure the result is !ok() and a warning was emitted, once per file and process (a
+  // file that failed once is not reported again).
   static std::shared_ptr<HistoryDatabase> Open(
+      const std::filesystem::path& path, std::chrono::milliseconds busy_timeout = kBusyTimeout);
+  // Opens an existing database of this schema version for reading only: never creates,
+  // migrates or writes the file (planning reads history this way). A missing file or one
+  // of an older schema (migrated by the next run's Open) is !ok() without a warning:
+  // there is nothing to read yet. A damaged, locked or newer one warns as Open does.
+  static std::shared_ptr<HistoryDatabase> OpenToRead(
       const std::filesystem::path& path, std::chrono::milliseconds busy_timeout = kBusyTimeout);
 
   virtual ~HistoryDatabase() = default;
