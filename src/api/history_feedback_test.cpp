@@ -121,6 +121,7 @@ TEST(HistoryFeedbackTest, AKernelsOwnMemoryIsLearnedAndPlansTheNextRun) {
 
   // Run 2, on other data of the same chunking: the plan counts the learned footprint
   // (x 1.25), so that total_mem 160 MiB holds 2 of these tasks at once, not 4.
+  const int most_first = most.load();
   running = 0;
   most = 0;
   const Array second = map_blocks(kernel, {Rows(12, spec)}, float32);
@@ -147,6 +148,7 @@ TEST(HistoryFeedbackTest, AKernelsOwnMemoryIsLearnedAndPlansTheNextRun) {
   }
   EXPECT_EQ(values2.data<float>()[11 * kRow], 22.0f);
   EXPECT_LE(most.load(), op2.concurrency);
+  EXPECT_GT(most_first, op2.concurrency);  // run 1 ran more of them at once
   EXPECT_TRUE(warnings.empty()) << warnings.front();
 
   // Under an allowed_mem between the measured footprint and that x 1.25, the step that

@@ -176,6 +176,11 @@ void HistoryCommand::Run(std::ostream& out) const {
                        " (see the warning above)");
   }
   const std::vector<RunHistory> runs = history->RecentRuns(runs_);
+  if (!history->ok()) {  // the file failed while being read (a damaged page)
+    throw StorageError("reading the history database " + path.string() +
+                       " failed (see the warning above): delete the file to start a new "
+                       "history, or name another with --db");
+  }
 
   ordered_json json{{"database", path.string()}, {"runs", ordered_json::array()}};
   bool first = true;

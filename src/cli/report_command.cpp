@@ -63,6 +63,11 @@ RunHistory LoadRun(const fs::path& database, std::int64_t run_id, const std::str
                        " (see the warning above): repair or remove it, or pass --db PATH");
   }
   if (std::optional<RunHistory> run = history->LoadRun(run_id)) return std::move(*run);
+  if (!history->ok()) {  // the file failed while being read (a damaged page)
+    throw StorageError("reading the history database " + database.string() +
+                       " failed (see the warning above): delete the file to start a new "
+                       "history, or pass --db PATH");
+  }
   if (run_id <= 0) {
     throw InvalidArgument("the history database " + database.string() +
                           " holds no run yet: run a computation first");

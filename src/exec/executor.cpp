@@ -146,11 +146,13 @@ std::optional<std::string> FootprintWarning(const ExecutableOp& op, const OpRepo
       "op \"" + op_report.name + "\" (" + op_report.kind + ") measured " + format_bytes(footprint) +
       " at " + op.DescribeTask(largest->task) + " (" + format_bytes(largest->measured_mem) +
       " in Tessera's buffers, reserved_mem included, and " +
-      format_bytes(largest->unaccounted_mem) + " more that its code allocated itself), above the " +
+      format_bytes(largest->unaccounted_mem) +
+      " of fresh pages touched outside them, such as a kernel's own allocations), above the " +
       format_bytes(op_report.estimated_mem) + " the plan counted for it (" +
       (op_report.estimate_from_history ? "learned from history" : "its projection") + "); ";
   warning += history_on ? "history keeps the figure and the next plan of this step (fingerprint " +
-                              op_report.fingerprint + ") counts it"
+                              op_report.fingerprint +
+                              ") counts it, refusing to run where allowed_mem is below it"
                         : "turn history on (Spec::history) so that the next plan counts it";
   if (op_report.kind == "map_blocks" || op_report.kind == "blockwise") {
     warning += ", or declare what a map_blocks kernel allocates (its extra_projected_mem)";
