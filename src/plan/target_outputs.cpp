@@ -6,6 +6,7 @@
 #include "op_output.hpp"
 #include "region_copy.hpp"
 #include "tessera/core/errors.hpp"
+#include "tessera/core/buffer.hpp"
 #include "tessera/core/memory_account.hpp"
 #include "tessera/storage/directory_store.hpp"
 #include "zarr_output.hpp"
@@ -97,9 +98,17 @@ void ResultOutput::Prepare() {
 
 void ResultOutput::Write(const Shape& block, NDArray data) {
   const Region region = grid_.BlockRegion(block);
-  // The result's pages are the caller's, written first by the task: not the task's own.
-  TouchAccountedMemory(
-      [&] { CopyBox(data, region.start, result_, Shape(region.start.size(), 0), region); });
+  const auto copy = [&] {
+    CopyBox(data, region.start, result_, Shape(region.start.size(), 0), region);
+  };
+  // The result's pages are the caller's, written first by the task: not the task's own
+  // (noted as such where a block spans enough pages to matter; measuring costs two
+  // system calls).
+  if (RegionBytes(region, dtype_) >= kTouchedFreshBytes) {
+    TouchAccountedMemory(copy);
+  } else {
+    copy();
+  }
 }
 
 std::shared_ptr<const NDArray> ResultOutput::Read(const Region& region) const {
