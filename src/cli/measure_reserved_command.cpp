@@ -25,18 +25,19 @@ void MeasureReservedCommand::Run(std::ostream& out) const {
   spec.executor = executor_;
   spec.max_workers = workers_;
   const std::int64_t reserved = measure_reserved_mem(spec);
+  const int workers = executor_ == "sync" ? 1 : spec.effective_max_workers();
   if (json_) {
     nlohmann::ordered_json json;
     json["reserved_mem"] = reserved;
     json["executor"] = executor_;
-    json["workers"] = spec.effective_max_workers();
+    json["workers"] = workers;
     out << json.dump(2) << '\n';
     return;
   }
   out << "reserved_mem: " << format_bytes(reserved) << " (" << reserved << " bytes)\n"
       << "  the resident memory of a tessera process running a trivial computation on the "
-      << executor_ << " executor with " << spec.effective_max_workers() << " worker"
-      << (spec.effective_max_workers() == 1 ? "" : "s") << "\n"
+      << executor_ << " executor with " << workers << " worker" << (workers == 1 ? "" : "s")
+      << "\n"
       << "  pass it on: --reserved-mem " << reserved << " (or Spec::reserved_mem)\n";
 }
 

@@ -191,4 +191,5 @@ def test_measure_reserved_prints_the_process_baseline(tessera_bin):
                           capture_output=True, text=True, timeout=60)
     assert text.returncode == 0, text.stderr
     assert text.stdout.startswith("reserved_mem: ")
+    assert "sync executor with 1 worker\n" in text.stdout
     assert "--reserved-mem " in text.stdout

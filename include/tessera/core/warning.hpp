@@ -7,7 +7,8 @@
 // By default a warning is printed to stderr as "tessera: warning: <text>". A handler
 // replaces that for the whole process (null restores the default); it may be called from
 // any thread, one warning at a time. A handler that throws has its exception swallowed:
-// a warning never stops a computation.
+// a warning never stops a computation. A handler runs under Tessera's locks: it must
+// not call Warn or SetWarningHandler, nor open or use a history database.
 #pragma once
 
 #include <functional>
