@@ -135,7 +135,7 @@ TEST(HistoryFeedbackTest, AKernelsOwnMemoryIsLearnedAndPlansTheNextRun) {
             static_cast<std::int64_t>(std::ceil(static_cast<double>(op2.learned_mem) * 1.25)));
   EXPECT_EQ(op2.concurrency, static_cast<int>(spec.total_mem / op2.estimated_mem));
   EXPECT_EQ(op2.concurrency, testing::kAddressSanitizer ? 1 : 2);  // ASan's shadow adds 1/3
-  EXPECT_EQ(plan2.required_allowed_mem(), op2.learned_mem);  // what ran, without the margin
+  EXPECT_EQ(plan2.required_allowed_mem(), op2.learned_mem);        // what ran, without the margin
   EXPECT_NE(plan2.summary().find(op2.name + ": from history, run " +
                                  std::to_string(report1.history_run) + " measured"),
             std::string::npos)

@@ -36,8 +36,7 @@ void MeasureReservedCommand::Run(std::ostream& out) const {
   }
   out << "reserved_mem: " << format_bytes(reserved) << " (" << reserved << " bytes)\n"
       << "  the resident memory of a tessera process running a trivial computation on the "
-      << executor_ << " executor with " << workers << " worker" << (workers == 1 ? "" : "s")
-      << "\n"
+      << executor_ << " executor with " << workers << " worker" << (workers == 1 ? "" : "s") << "\n"
       << "  pass it on: --reserved-mem " << reserved << " (or Spec::reserved_mem)\n";
 }
 

@@ -43,9 +43,7 @@ std::vector<Bar> BarsOf(const OpHistory& op) {
                     op.estimate_from_history ? "estimated (from history)" : "estimated",
                     op.estimated_mem, false});
   }
-  const auto over = [&](std::int64_t bytes) {
-    return Counted(op) > 0 && bytes > Counted(op);
-  };
+  const auto over = [&](std::int64_t bytes) { return Counted(op) > 0 && bytes > Counted(op); };
   bars.push_back({"measured", "measured max", op.measured_mem_max, over(op.measured_mem_max)});
   if (op.unaccounted_mem_max > 0) {
     const std::int64_t footprint = op.footprint_mem_max > 0

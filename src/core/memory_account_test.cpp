@@ -6,9 +6,9 @@
 #include <thread>
 #include <vector>
 
+#include "fresh_pages.hpp"
 #include "tessera/core/buffer.hpp"
 #include "tessera/core/buffer_pool.hpp"
-#include "fresh_pages.hpp"
 
 namespace tessera {
 namespace {

@@ -6,11 +6,11 @@
 // Every attempt runs inside a ScopedMemoryAccount of a fresh MemoryAccount on the thread
 // that runs it; the record of the attempt that succeeded carries the account's peak plus
 // reserved_mem, and the fresh pages its thread touched less those of memory accounted
-// elsewhere (new Buffers, the result array: MemoryAccount::NoteFresh) as unaccounted_mem. Records name the thread that ran them by lane (worker), in the
-// order the op's threads first finished a task. A task that fails options.retries + 1 times makes
-// Run throw `op "add-3" failed at block (1, 2) after 3 attempts: <last cause>`, as the last cause's
-// Tessera error type (ThrowLike); tasks not yet started then never start, and running ones make no
-// further attempts.
+// elsewhere (new Buffers, the result array: MemoryAccount::NoteFresh) as unaccounted_mem. Records
+// name the thread that ran them by lane (worker), in the order the op's threads first finished a
+// task. A task that fails options.retries + 1 times makes Run throw `op "add-3" failed at block (1,
+// 2) after 3 attempts: <last cause>`, as the last cause's Tessera error type (ThrowLike); tasks not
+// yet started then never start, and running ones make no further attempts.
 #pragma once
 
 #include <atomic>

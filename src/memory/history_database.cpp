@@ -193,9 +193,11 @@ class SqliteHistoryDatabase final : public HistoryDatabase {
     std::error_code error;
     if (!folder.empty()) std::filesystem::create_directories(folder, error);
     if (error) {
-      WarnOncePerFile(path_, "history database " + path_.string() + " cannot be created: its folder " +
-           folder.string() + " cannot be made (" + error.message() +
-           "); the run goes on without history. Make the folder creatable, or " + kOffAdvice);
+      WarnOncePerFile(path_,
+                      "history database " + path_.string() + " cannot be created: its folder " +
+                          folder.string() + " cannot be made (" + error.message() +
+                          "); the run goes on without history. Make the folder creatable, or " +
+                          kOffAdvice);
       return;
     }
     // Opening a new file races with other processes opening it too (switching to WAL,
@@ -357,12 +359,14 @@ class SqliteHistoryDatabase final : public HistoryDatabase {
     // Read before anything writes: a newer schema is left exactly as it is.
     const std::int64_t version = connection_->PragmaInt("user_version");
     if (version > kHistorySchemaVersion) {
-      WarnOncePerFile(path_, "history database " + path_.string() + " was written by a newer Tessera (schema " +
-           std::to_string(version) + "; this one knows up to " +
-           std::to_string(kHistorySchemaVersion) +
-           "); the run goes on without history and leaves the file as it is. Use the newer "
-           "Tessera, or " +
-           kOffAdvice);
+      WarnOncePerFile(
+          path_,
+          "history database " + path_.string() + " was written by a newer Tessera (schema " +
+              std::to_string(version) + "; this one knows up to " +
+              std::to_string(kHistorySchemaVersion) +
+              "); the run goes on without history and leaves the file as it is. Use the newer "
+              "Tessera, or " +
+              kOffAdvice);
       connection_.reset();
       return;
     }

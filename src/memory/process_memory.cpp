@@ -60,5 +60,4 @@ bool ResetPeakRss() {
   return static_cast<bool>(file);
 }
 
-
 }  // namespace tessera

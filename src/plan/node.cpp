@@ -409,8 +409,8 @@ std::string KernelIdentity(const BlockFunction& fn) {
       if (where.dli_sname != nullptr) return std::string("function ") + where.dli_sname;
       const auto offset = reinterpret_cast<std::uintptr_t>(address) -
                           reinterpret_cast<std::uintptr_t>(where.dli_fbase);
-      const std::string module =
-          where.dli_fname != nullptr ? std::filesystem::path(where.dli_fname).filename().string()
+      const std::string module = where.dli_fname != nullptr
+                                     ? std::filesystem::path(where.dli_fname).filename().string()
                                      : "?";
       return "function " + module + "+" + std::to_string(offset);
     }

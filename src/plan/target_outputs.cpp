@@ -5,8 +5,8 @@
 
 #include "op_output.hpp"
 #include "region_copy.hpp"
-#include "tessera/core/errors.hpp"
 #include "tessera/core/buffer.hpp"
+#include "tessera/core/errors.hpp"
 #include "tessera/core/memory_account.hpp"
 #include "tessera/storage/directory_store.hpp"
 #include "zarr_output.hpp"
