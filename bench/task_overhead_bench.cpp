@@ -8,13 +8,13 @@
 // Prints one table row per executor and history setting: the best of --repeat runs,
 // seconds and microseconds per task.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "bench_report.hpp"
 #include "tessera/tessera.hpp"
 
 namespace {
@@ -27,10 +27,9 @@ double BestSeconds(const tessera::Spec& spec, tessera::Index tasks, int repeat) 
     const tessera::Array y = x * 2.0 + 1.0;
     tessera::ComputeOptions options;
     options.execute.progress = tessera::ProgressMode::kNever;
-    const auto start = std::chrono::steady_clock::now();
+    const bench::Clock::time_point start = bench::Clock::now();
     const tessera::NDArray values = y.compute(options);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds = bench::SecondsSince(start);
     if (values.data<double>()[3] != 7.0) throw std::runtime_error("wrong result");
     best = std::min(best, seconds);
   }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "history_argument.hpp"
 #include "nlohmann/json.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
@@ -24,19 +25,6 @@ using nlohmann::ordered_json;
 // Fingerprints are long hashes; this many characters tell steps apart in a table (and
 // --op accepts any prefix).
 constexpr std::size_t kShortFingerprint = 12;
-
-// The database to read: --db, else the configured one. Throws when there is none.
-std::filesystem::path DatabasePath(const std::string& option) {
-  if (!option.empty()) return option;
-  const std::optional<std::filesystem::path> configured = ResolveHistoryPath("");
-  if (!configured) {
-    throw InvalidArgument(
-        "history is switched off (TESSERA_HISTORY is off, or neither XDG_CACHE_HOME nor HOME "
-        "is set): set TESSERA_HISTORY to a database file (or unset it to use "
-        "~/.cache/tessera/history.sqlite), or name one with --db PATH");
-  }
-  return *configured;
-}
 
 bool Matches(const OpHistory& op, const std::string& filter) {
   return filter.empty() || op.name == filter || op.kind == filter ||
@@ -158,29 +146,10 @@ HistoryCommand::HistoryCommand(CLI::App& app)
 }
 
 void HistoryCommand::Run(std::ostream& out) const {
-  const std::filesystem::path path = DatabasePath(database_);
-  std::error_code error;
-  if (!std::filesystem::exists(path, error)) {
-    throw StorageError("no history yet at " + path.string() +
-                       ": run a computation first (runs are recorded unless TESSERA_HISTORY "
-                       "is off), or name another database with --db");
-  }
-  if (std::filesystem::is_directory(path, error)) {
-    throw StorageError(path.string() +
-                       " is a folder, not a history database: name the database file with "
-                       "--db or TESSERA_HISTORY");
-  }
-  const std::shared_ptr<HistoryDatabase> history = HistoryDatabase::Open(path);
-  if (!history->ok()) {
-    throw StorageError("cannot read the history database " + path.string() +
-                       " (see the warning above)");
-  }
+  const std::shared_ptr<HistoryDatabase> history = OpenRecordedHistory(database_);
+  const std::filesystem::path& path = history->path();
   const std::vector<RunHistory> runs = history->RecentRuns(runs_);
-  if (!history->ok()) {  // the file failed while being read (a damaged page)
-    throw StorageError("reading the history database " + path.string() +
-                       " failed (see the warning above): delete the file to start a new "
-                       "history, or name another with --db");
-  }
+  CheckStillReadable(*history);
 
   ordered_json json{{"database", path.string()}, {"runs", ordered_json::array()}};
   bool first = true;

@@ -6,13 +6,13 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <system_error>
 #include <vector>
 
+#include "history_argument.hpp"
 #include "run_report.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/memory/history.hpp"
@@ -30,22 +30,6 @@ std::string Lower(std::string text) {
   return text;
 }
 
-// --db, else where history lives by default; throws when history is off.
-fs::path DatabasePath(const std::string& db_path) {
-  if (!db_path.empty()) return db_path;
-  if (const std::optional<fs::path> path = ResolveHistoryPath("")) return *path;
-  const char* setting = std::getenv("TESSERA_HISTORY");
-  if (setting != nullptr && *setting != '\0') {
-    throw InvalidArgument(std::string("history is off (TESSERA_HISTORY=") + setting +
-                          "), so no run was recorded: set TESSERA_HISTORY to a database path "
-                          "(or unset it for the default in the cache folder) and run a "
-                          "computation, or pass --db PATH to read another database");
-  }
-  throw InvalidArgument(
-      "history has no default location (neither XDG_CACHE_HOME nor HOME is set): set "
-      "TESSERA_HISTORY to a database path, or pass --db PATH");
-}
-
 // "17 (tessera rechunk, 2026-11-29T21:10:38Z), 16 (...)" for the error of an unknown id.
 std::string RecentRunsText(const HistoryDatabase& history) {
   std::string text;
@@ -56,23 +40,16 @@ std::string RecentRunsText(const HistoryDatabase& history) {
   return text;
 }
 
-RunHistory LoadRun(const fs::path& database, std::int64_t run_id, const std::string& run_text) {
-  const std::shared_ptr<HistoryDatabase> history = HistoryDatabase::Open(database);
-  if (!history || !history->ok()) {
-    throw StorageError("cannot read the history database " + database.string() +
-                       " (see the warning above): repair or remove it, or pass --db PATH");
-  }
-  if (std::optional<RunHistory> run = history->LoadRun(run_id)) return std::move(*run);
-  if (!history->ok()) {  // the file failed while being read (a damaged page)
-    throw StorageError("reading the history database " + database.string() +
-                       " failed (see the warning above): delete the file to start a new "
-                       "history, or pass --db PATH");
-  }
+RunHistory LoadRun(const HistoryDatabase& history, std::int64_t run_id,
+                   const std::string& run_text) {
+  if (std::optional<RunHistory> run = history.LoadRun(run_id)) return std::move(*run);
+  CheckStillReadable(history);
+  const fs::path& database = history.path();
   if (run_id <= 0) {
     throw InvalidArgument("the history database " + database.string() +
                           " holds no run yet: run a computation first");
   }
-  const std::string recent = RecentRunsText(*history);
+  const std::string recent = RecentRunsText(history);
   throw InvalidArgument(
       "no run " + run_text + " in " + database.string() +
       (recent.empty() ? std::string(": it holds no run yet")
@@ -145,13 +122,7 @@ void ReportCommand::Validate() {
 }
 
 void ReportCommand::Run(std::ostream& out) const {
-  const fs::path database = DatabasePath(db_path_);
-  std::error_code error;
-  if (!fs::exists(database, error)) {  // checked first: opening would create it
-    throw StorageError("no history yet at " + database.string() +
-                       ": run a computation first (or pass --db PATH)");
-  }
-  const RunHistory run = LoadRun(database, run_id_, run_);
+  const RunHistory run = LoadRun(*OpenRecordedHistory(db_path_), run_id_, run_);
   WriteAtomically(out_path_, format_ == "svg" ? RunReportSvg(run) : RunReportHtml(run));
   out << "Report of run " << run.id << " (" << run.label << ", " << run.status << ") written to "
       << out_path_ << '\n';
