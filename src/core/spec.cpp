@@ -142,7 +142,7 @@ Spec Spec::from(std::initializer_list<std::pair<std::string_view, std::string_vi
 }
 
 Spec& Spec::set_allowed_mem(std::string_view size) {
-  allowed_mem = parse_bytes(size);
+  allowed_mem = size == "auto" ? kAutoAllowedMem : parse_bytes(size);
   return *this;
 }
 
@@ -156,10 +156,38 @@ Spec& Spec::set_total_mem(std::string_view size) {
   return *this;
 }
 
+Spec& Spec::set_memory_tiers(std::string_view sizes) {
+  std::vector<std::int64_t> tiers;
+  if (sizes.find_first_not_of(' ') != std::string_view::npos) {
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t comma = std::min(sizes.find(',', start), sizes.size());
+      std::string_view item = sizes.substr(start, comma - start);
+      while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+      while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+      if (item.empty()) {
+        throw InvalidArgument("Spec memory_tiers: an empty size in \"" + std::string(sizes) +
+                              "\"; write sizes separated by commas, e.g. \"512MB,1GB,2GB\"");
+      }
+      tiers.push_back(parse_bytes(item));
+      if (comma == sizes.size()) break;
+      start = comma + 1;
+    }
+  }
+  std::sort(tiers.begin(), tiers.end());
+  if (std::adjacent_find(tiers.begin(), tiers.end()) != tiers.end()) {
+    throw InvalidArgument("Spec memory_tiers: \"" + std::string(sizes) +
+                          "\" names a size twice; give each size once");
+  }
+  memory_tiers = std::move(tiers);
+  return *this;
+}
+
 Spec& Spec::set(std::string_view name, std::string_view value) {
   if (name == "allowed_mem") return set_allowed_mem(value);
   if (name == "reserved_mem") return set_reserved_mem(value);
   if (name == "total_mem") return set_total_mem(value);
+  if (name == "memory_tiers") return set_memory_tiers(value);
   if (name == "work_dir") {
     work_dir = std::string(value);
     return *this;
@@ -183,24 +211,37 @@ Spec& Spec::set(std::string_view name, std::string_view value) {
     return *this;
   }
   throw InvalidArgument("unknown Spec setting \"" + std::string(name) +
-                        "\": expected allowed_mem, reserved_mem, total_mem, work_dir, "
-                        "history, executor or max_workers");
+                        "\": expected allowed_mem, reserved_mem, total_mem, memory_tiers, "
+                        "work_dir, history, executor or max_workers");
 }
 
 void Spec::validate() const {
-  if (allowed_mem <= 0) {
-    throw InvalidArgument("Spec allowed_mem must be set to a positive size (e.g. \"400MB\"), got " +
-                          std::to_string(allowed_mem));
+  if (allowed_mem <= 0 && !allowed_mem_is_auto()) {
+    throw InvalidArgument(
+        "Spec allowed_mem must be set to a positive size (e.g. \"400MB\") or \"auto\", got " +
+        std::to_string(allowed_mem));
   }
   if (reserved_mem < 0 || total_mem < 0) {
     throw InvalidArgument("Spec sizes cannot be negative (reserved_mem " +
                           std::to_string(reserved_mem) + ", total_mem " +
                           std::to_string(total_mem) + ")");
   }
-  if (allowed_mem <= reserved_mem) {
+  if (!allowed_mem_is_auto() && allowed_mem <= reserved_mem) {
     throw InvalidArgument("Spec allowed_mem (" + format_bytes(allowed_mem) +
                           ") must exceed reserved_mem (" + format_bytes(reserved_mem) +
                           "): reserved_mem is part of every task's budget");
+  }
+  for (std::size_t i = 0; i < memory_tiers.size(); ++i) {
+    if (memory_tiers[i] <= reserved_mem) {
+      throw InvalidArgument("Spec memory tier " + format_bytes(memory_tiers[i]) +
+                            " must exceed reserved_mem (" + format_bytes(reserved_mem) +
+                            "): reserved_mem is part of every task's memory");
+    }
+    if (i > 0 && memory_tiers[i] <= memory_tiers[i - 1]) {
+      throw InvalidArgument("Spec memory_tiers must be strictly ascending, got " +
+                            format_bytes(memory_tiers[i - 1]) + " then " +
+                            format_bytes(memory_tiers[i]));
+    }
   }
   if (total_mem != 0 && total_mem < allowed_mem) {
     throw InvalidArgument("Spec total_mem (" + format_bytes(total_mem) +

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "temp_dir.hpp"
 #include "tessera/core/errors.hpp"
@@ -57,6 +58,42 @@ TEST(Spec, ValidationErrors) {
                  "Spec allowed_mem (100.0 MB) must exceed reserved_mem (200.0 MB): reserved_mem "
                  "is part of every task's budget");
   }
+}
+
+TEST(Spec, AllowedMemAutoIsValidAndLeftToThePlan) {
+  const Spec spec = Spec::from({{"allowed_mem", "auto"}, {"reserved_mem", "100MB"}});
+  EXPECT_TRUE(spec.allowed_mem_is_auto());
+  EXPECT_EQ(spec.allowed_mem, Spec::kAutoAllowedMem);
+  // total_mem below an unknown allowed_mem is for the plan to judge.
+  EXPECT_NO_THROW(Spec::from({{"allowed_mem", "auto"}, {"total_mem", "500MB"}}));
+  EXPECT_FALSE(Spec::from({{"allowed_mem", "1GB"}}).allowed_mem_is_auto());
+  EXPECT_THROW(Spec::from({{"allowed_mem", "Auto"}}), InvalidArgument);
+}
+
+TEST(Spec, MemoryTiersAreSortedSizes) {
+  Spec spec = Spec::from({{"allowed_mem", "auto"}, {"memory_tiers", "2GB, 512MB,1GB ,10GB"}});
+  EXPECT_EQ(spec.memory_tiers,
+            (std::vector<std::int64_t>{512'000'000, 1'000'000'000, 2'000'000'000, 10'000'000'000}));
+  spec.set_memory_tiers("");
+  EXPECT_TRUE(spec.memory_tiers.empty());
+  spec.set_memory_tiers("1GiB");
+  EXPECT_EQ(spec.memory_tiers, std::vector<std::int64_t>{1LL << 30});
+  EXPECT_THROW(spec.set_memory_tiers("1GB,,2GB"), InvalidArgument);
+  EXPECT_THROW(spec.set_memory_tiers("1GB,"), InvalidArgument);
+  EXPECT_THROW(spec.set_memory_tiers("1GB,1000MB"), InvalidArgument);  // the same size twice
+  EXPECT_THROW(spec.set_memory_tiers("1GB,lots"), InvalidArgument);
+  try {
+    Spec::from({{"allowed_mem", "1GB"}, {"reserved_mem", "600MB"}, {"memory_tiers", "512MB,1GB"}});
+    FAIL() << "a tier below reserved_mem was accepted";
+  } catch (const InvalidArgument& error) {
+    EXPECT_STREQ(error.what(),
+                 "Spec memory tier 512.0 MB must exceed reserved_mem (600.0 MB): reserved_mem is "
+                 "part of every task's memory");
+  }
+  Spec unsorted;
+  unsorted.allowed_mem = 1'000'000'000;
+  unsorted.memory_tiers = {2'000'000'000, 1'000'000'000};
+  EXPECT_THROW(unsorted.validate(), InvalidArgument);
 }
 
 TEST(Spec, DetectsTotalMemFromCgroupOrPhysicalRam) {

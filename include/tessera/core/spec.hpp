@@ -5,6 +5,8 @@
 //   auto spec2 = tessera::Spec::from({{"allowed_mem", "400MB"}, {"executor", "sync"}});
 //   spec2.set_reserved_mem("100MB");          // setters take size strings
 //   spec2.validate();                         // throws InvalidArgument when inconsistent
+//   spec2.set_allowed_mem("auto");            // the plan finds the smallest budget that runs
+//   spec2.set_memory_tiers("512MB,1GB,2GB");  // sizes ops may be given (FinalizedPlan)
 //
 // A Spec is a plain value; copying is cheap; it is not shared mutable state.
 #pragma once
@@ -15,11 +17,16 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace tessera {
 
 struct Spec {
-  std::int64_t allowed_mem = 0;      // per task, bytes (required, > reserved_mem)
+  // allowed_mem's value for "auto": planning (tessera::Finalize) chooses the smallest
+  // allowed_mem that runs the plan, and the finalized plan's spec() holds that size.
+  static constexpr std::int64_t kAutoAllowedMem = -1;
+
+  std::int64_t allowed_mem = 0;      // per task, bytes (required, > reserved_mem), or auto
   std::int64_t reserved_mem = 0;     // per worker baseline, bytes
   std::int64_t total_mem = 0;        // 0 = detect (cgroup limit or physical RAM)
   std::string work_dir;              // "" = a fresh folder under the system temp dir
@@ -28,22 +35,33 @@ struct Spec {
   // The history database (tessera/memory/history.hpp): "" = $TESSERA_HISTORY, else the
   // user's cache directory; "off" = keep no history; anything else is its path.
   std::string history;
+  // The memory sizes a task may be given (e.g. serverless function sizes), ascending,
+  // each above reserved_mem; empty = one size, allowed_mem. The plan assigns every op
+  // the smallest that fits its tasks and estimates the cost in GB-seconds
+  // (OpInfo::memory_tier); with allowed_mem "auto" the largest bounds the search.
+  std::vector<std::int64_t> memory_tiers;
 
-  // Builds a Spec from name/value strings: allowed_mem, reserved_mem, total_mem
-  // (sizes as parse_bytes), work_dir, history, executor, max_workers. Unknown names and bad
-  // values throw InvalidArgument. The result is validated.
+  // Builds a Spec from name/value strings: allowed_mem (a size, or "auto"),
+  // reserved_mem, total_mem (sizes as parse_bytes), memory_tiers (sizes separated by
+  // commas), work_dir, history, executor, max_workers. Unknown names and bad values
+  // throw InvalidArgument. The result is validated.
   static Spec from(std::initializer_list<std::pair<std::string_view, std::string_view>> settings);
 
-  Spec& set_allowed_mem(std::string_view size);
+  Spec& set_allowed_mem(std::string_view size);  // a size, or "auto"
   Spec& set_reserved_mem(std::string_view size);
   Spec& set_total_mem(std::string_view size);
+  // "512MB, 1GB, 2GB": sorted ascending; "" clears the list. A repeated size throws.
+  Spec& set_memory_tiers(std::string_view sizes);
   // Sets one setting by name, as from() does.
   Spec& set(std::string_view name, std::string_view value);
 
-  // Throws InvalidArgument when allowed_mem <= reserved_mem, a size is negative,
-  // total_mem (when set) is below allowed_mem, the executor is unknown, or
+  // Throws InvalidArgument when allowed_mem (unless auto) <= reserved_mem, a size is
+  // negative, total_mem (when set) is below allowed_mem, a memory tier is not above
+  // reserved_mem or the tiers are not strictly ascending, the executor is unknown, or
   // max_workers < 0.
   void validate() const;
+
+  bool allowed_mem_is_auto() const { return allowed_mem == kAutoAllowedMem; }
 
   // total_mem, or the detected memory when total_mem is 0.
   std::int64_t effective_total_mem() const;
