@@ -301,13 +301,20 @@ class SqliteHistoryDatabase final : public HistoryDatabase {
                    [&](SqliteConnection& db) -> std::optional<LearnedFootprint> {
                      SqliteStatement recent = db.Prepare(
                          "SELECT ops.footprint_mem_max - runs.reserved_mem,"
-                         "       ops.projected_mem - runs.reserved_mem, ops.run_id"
+                         "       ops.projected_mem - runs.reserved_mem, ops.run_id,"
+                         "       ops.task_seconds_median"
                          " FROM ops JOIN runs ON runs.id = ops.run_id"
                          " WHERE ops.fingerprint = ? AND ops.tasks > 0"
                          " ORDER BY ops.run_id DESC, ops.op_index DESC LIMIT ?");
                      recent.BindAll(fingerprint, kLearnedRecords);
                      std::optional<LearnedFootprint> learned;
+                     double task_seconds = 0;
+                     std::int64_t seconds_run_id = 0;
                      while (recent.Step()) {
+                       if (seconds_run_id == 0) {  // the most recent record
+                         task_seconds = recent.Double(3);
+                         seconds_run_id = recent.Int(2);
+                       }
                        const std::int64_t task_bytes = recent.Int(0);
                        // Ties keep the more recent record (rows come newest first).
                        if (!learned || task_bytes > learned->task_bytes) {
@@ -318,6 +325,10 @@ class SqliteHistoryDatabase final : public HistoryDatabase {
                                                     .records = records};
                        }
                        ++learned->records;
+                     }
+                     if (learned) {
+                       learned->task_seconds = task_seconds;
+                       learned->seconds_run_id = seconds_run_id;
                      }
                      return learned;
                    });

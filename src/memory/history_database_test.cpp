@@ -277,6 +277,7 @@ TEST(HistoryDatabase, LearnedIsTheLargestOfTheThreeMostRecentRecordsLessReserved
     op.footprint_mem_max = record.footprint;
     op.projected_mem = record.projected;
     op.tasks = record.tasks;
+    op.task_seconds_median = static_cast<double>(record.footprint) / 1000;
     // Another step in the same runs, larger still, must not count.
     OpHistory other = SampleOp(1, "fp-other");
     other.footprint_mem_max = 1'000'000;
@@ -289,6 +290,9 @@ TEST(HistoryDatabase, LearnedIsTheLargestOfTheThreeMostRecentRecordsLessReserved
   EXPECT_EQ(learned->projected_task_bytes, 4'000);
   EXPECT_EQ(learned->run_id, ids[2]);
   EXPECT_EQ(learned->records, 3);
+  // Durations come from the most recent record that ran tasks, the largest or not.
+  EXPECT_DOUBLE_EQ(learned->task_seconds, 4.0);
+  EXPECT_EQ(learned->seconds_run_id, ids[3]);
 
   EXPECT_FALSE(history->Learned("fp-unknown").has_value());
 

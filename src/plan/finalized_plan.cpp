@@ -77,6 +77,16 @@ std::int64_t FinalizedPlan::required_allowed_mem() const {
   return required;
 }
 
+bool FinalizedPlan::allowed_mem_was_auto() const { return state_->allowed_mem_was_auto; }
+
+int FinalizedPlan::budget_plans() const { return state_->budget_plans; }
+
+double FinalizedPlan::estimated_cost_gb_seconds() const {
+  double total = 0;
+  for (const OpInfo& info : state_->infos) total += info.cost_gb_seconds;
+  return total;
+}
+
 std::int64_t FinalizedPlan::num_tasks() const {
   std::int64_t total = 0;
   for (const OpInfo& info : state_->infos) total += info.num_tasks;
@@ -141,6 +151,12 @@ std::string FinalizedPlan::summary() const {
       << num_tasks() << " tasks; largest task projects " << format_bytes(max_projected_mem())
       << " of allowed_mem " << format_bytes(spec.allowed_mem) << " (reserved_mem "
       << format_bytes(spec.reserved_mem) << ")\n";
+  if (state_->allowed_mem_was_auto) {
+    out << "allowed_mem auto: " << format_bytes(spec.allowed_mem) << " (" << spec.allowed_mem
+        << " bytes), the smallest that runs this plan (" << state_->budget_plans
+        << " trial plans)\n";
+  }
+  const bool sized = !spec.memory_tiers.empty();
   std::size_t name_width = 2;
   std::size_t kind_width = 4;
   for (const OpInfo& info : state_->infos) {
@@ -150,8 +166,11 @@ std::string FinalizedPlan::summary() const {
   out << "  " << std::left << std::setw(static_cast<int>(name_width)) << "op"
       << "  " << std::setw(static_cast<int>(kind_width)) << "kind"
       << "  " << std::right << std::setw(8) << "tasks"
-      << "  " << std::setw(12) << "projected"
-      << "  " << std::left << std::setw(11) << "output"
+      << "  " << std::setw(12) << "projected";
+  if (sized)
+    out << "  " << std::setw(10) << "size"
+        << "  " << std::setw(12) << "GB-seconds";
+  out << "  " << std::left << std::setw(11) << "output"
       << "  "
       << "fused\n";
   for (std::size_t i = 0; i < state_->infos.size(); ++i) {
@@ -169,8 +188,15 @@ std::string FinalizedPlan::summary() const {
     out << "  " << std::left << std::setw(static_cast<int>(name_width)) << info.name << "  "
         << std::setw(static_cast<int>(kind_width)) << info.kind << "  " << std::right
         << std::setw(8) << info.num_tasks << "  " << std::setw(12)
-        << (format_bytes(info.projected_mem) + (info.estimate_from_history ? "*" : "")) << "  "
-        << std::left << std::setw(11) << TierName(info.tier) << "  " << fused;
+        << (format_bytes(info.projected_mem) + (info.estimate_from_history ? "*" : ""));
+    if (sized) {
+      std::ostringstream cost;
+      cost << std::fixed << std::setprecision(3) << info.cost_gb_seconds
+           << (info.task_seconds_from_history ? "" : "~");
+      out << "  " << std::setw(10) << format_bytes(info.memory_size) << "  " << std::setw(12)
+          << cost.str();
+    }
+    out << "  " << std::left << std::setw(11) << TierName(info.tier) << "  " << fused;
     if (!reads.empty()) out << "  (reads " << reads << ")";
     out << "\n";
   }
@@ -181,6 +207,14 @@ std::string FinalizedPlan::summary() const {
         << format_bytes(info.projected_mem) << "; counted as " << format_bytes(info.estimated_mem)
         << " (x" << kLearnedMargin << ", at most allowed_mem), " << info.concurrency
         << (info.concurrency == 1 ? " task" : " tasks") << " at once\n";
+  }
+  if (sized) {
+    int timed = 0;
+    for (const OpInfo& info : state_->infos) timed += info.task_seconds_from_history ? 1 : 0;
+    out << "  estimated cost: " << std::fixed << std::setprecision(3) << estimated_cost_gb_seconds()
+        << std::defaultfloat << " GB-seconds (size in GB x task seconds x tasks; " << timed
+        << " of " << state_->infos.size() << " ops timed by history, the others (~) modeled at "
+        << format_bytes(static_cast<std::int64_t>(kModeledTaskBytesPerSecond)) << "/s per task)\n";
   }
   for (std::size_t i = 0; i < state_->infos.size(); ++i) {
     const OpInfo& info = state_->infos[i];

@@ -20,6 +20,10 @@ struct FinalizedPlan::State {
   std::vector<std::int64_t> worst_tasks;          // per op: the task of its projection
   std::vector<int> result_ops;                    // per requested output: its op
   std::filesystem::path work_directory;           // disk intermediates ("" = none)
+  bool allowed_mem_was_auto = false;              // spec.allowed_mem chosen by the search
+  int budget_plans = 1;                           // plans built to choose it
+  // The budget the plan's budget-dependent choices were made for (>= spec.allowed_mem).
+  std::int64_t choice_budget = 0;
 
   State() = default;
   State(const State&) = delete;

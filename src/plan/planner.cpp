@@ -14,12 +14,14 @@
 #include "fused_op.hpp"
 #include "gather_op.hpp"
 #include "node_detail.hpp"
+#include "op_cost.hpp"
 #include "op_fingerprint.hpp"
 #include "op_output.hpp"
 #include "output_op.hpp"
 #include "rechunk_ops.hpp"
 #include "reduction_rounds.hpp"
 #include "reshape_op.hpp"
+#include "smallest_budget.hpp"
 #include "tessera/core/buffer_pool.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
@@ -88,8 +90,18 @@ bool ReadsAligned(const Node& consumer, const Node& input) {
 
 class PlanBuilder {
  public:
-  PlanBuilder(const std::vector<PlanOutput>& outputs, const Spec& spec, const PlanOptions& options)
-      : spec_(spec), options_(options), requested_(outputs) {
+  // `history` (null: none) is read for what earlier runs of each step measured.
+  // Budget-dependent choices (fusion splits, rechunk stages, reduction fan-in,
+  // contraction slabs, RAM for intermediates) are made for `choice_budget` (0: allowed_mem);
+  // the check and the estimates use allowed_mem.
+  PlanBuilder(const std::vector<PlanOutput>& outputs, const Spec& spec, const PlanOptions& options,
+              std::shared_ptr<HistoryDatabase> history, std::int64_t choice_budget = 0)
+      : spec_(spec),
+        choice_spec_(spec),
+        options_(options),
+        requested_(outputs),
+        history_(std::move(history)) {
+    if (choice_budget != 0) choice_spec_.allowed_mem = choice_budget;
     spec_.validate();
     if (spec_.allowed_mem <= 0) {
       throw InvalidArgument("plan: spec.allowed_mem must be set (bytes per task, e.g. \"400MB\")");
@@ -189,7 +201,7 @@ class PlanBuilder {
         const std::int64_t fused = op->MaxProjection();
         const bool over_limits = CountStoredInputs(members) > options_.max_fused_sources ||
                                  op->MaxInputBlocks() > options_.max_fused_input_blocks;
-        if (!over_limits && fused <= spec_.allowed_mem) continue;
+        if (!over_limits && fused <= choice_spec_.allowed_mem) continue;
         const Node* cut = NodeToCut(*node, members);
         if (cut == nullptr) continue;
         boundary_.insert(cut);
@@ -276,7 +288,7 @@ class PlanBuilder {
   // reusable chunk buffers may hold.
   std::int64_t IntermediateBudget() const {
     const std::int64_t tasks =
-        static_cast<std::int64_t>(spec_.effective_max_workers()) * spec_.allowed_mem;
+        static_cast<std::int64_t>(spec_.effective_max_workers()) * choice_spec_.allowed_mem;
     return std::max<std::int64_t>(spec_.effective_total_mem() - tasks - BufferPoolCapacity(), 0);
   }
 
@@ -356,6 +368,7 @@ class PlanBuilder {
   std::shared_ptr<FinalizedPlan::State> MakeState() {
     auto state = std::make_shared<FinalizedPlan::State>();
     state->spec = spec_;
+    state->choice_budget = choice_spec_.allowed_mem;
     final_ = true;
     // Final outputs, tiers in plan order: RAM while the intermediates so far fit.
     std::int64_t in_memory = 0;
@@ -408,6 +421,7 @@ class PlanBuilder {
     state->work_directory = work_directory_;
     EstimateFootprints(*state);
     CheckMemory(*state);
+    AssignMemorySizes(*state);
     return state;
   }
 
@@ -495,7 +509,7 @@ class PlanBuilder {
             : (options_.intermediate_tier == Tier::kMemory
                    ? std::numeric_limits<std::int64_t>::max() / 4
                    : 0);
-    RechunkOps ops = BuildRechunkOps(node, reader, outputs_.at(&node), memory_budget, spec_,
+    RechunkOps ops = BuildRechunkOps(node, reader, outputs_.at(&node), memory_budget, choice_spec_,
                                      RechunkIntermediates(node));
     if (options_.intermediate_tier == Tier::kNone) in_memory += ops.peak_memory_in_ram;
     const auto input_op = op_index_.find(&input);
@@ -536,7 +550,7 @@ class PlanBuilder {
                                 options_.disk_compressor);
     };
     ReductionOps ops =
-        BuildReductionOps(node, values.array, outputs_.at(&node), spec_, make_partials);
+        BuildReductionOps(node, values.array, outputs_.at(&node), choice_spec_, make_partials);
     for (std::size_t k = 0; k < ops.rounds.size(); ++k) {
       const std::shared_ptr<ReduceOp>& round = ops.rounds[k];
       if (round->output()->tier() == Tier::kMemory) in_memory += ShapeSize(round->info().shape);
@@ -592,16 +606,16 @@ class PlanBuilder {
     info.tier = outputs_.at(&node)->tier();
     AppendOp(&node,
              MakeContractOp(std::move(info), node, InputArray(a), InputArray(b), outputs_.at(&node),
-                            spec_),
+                            choice_spec_),
              {&a, &b}, state);
   }
 
   // Every op's fingerprint and what the plan counts per task: its projection, or what
   // history measured above it (footprint_estimate.hpp); concurrency follows the count.
+  // Then the seconds a task takes (op_cost.hpp).
   void EstimateFootprints(FinalizedPlan::State& state) const {
     std::unordered_map<std::string, const Node*> by_name;
     for (const NodePtr& node : order_) by_name[node->name()] = node.get();
-    const std::shared_ptr<HistoryDatabase> history = HistoryToRead();
     for (std::size_t i = 0; i < state.ops.size(); ++i) {
       OpInfo& info = dynamic_cast<OutputOp&>(*state.ops[i]).mutable_info();
       std::vector<const Node*> members;
@@ -611,25 +625,28 @@ class PlanBuilder {
         }
       }
       info.fingerprint = OpFingerprint(info, members);
+      const std::optional<LearnedFootprint> learned =
+          history_ ? history_->Learned(info.fingerprint) : std::nullopt;
       const FootprintEstimate estimate =
-          EstimateFootprint(info.projected_mem, spec_.reserved_mem, spec_.allowed_mem,
-                            history ? history->Learned(info.fingerprint) : std::nullopt);
+          EstimateFootprint(info.projected_mem, spec_.reserved_mem, spec_.allowed_mem, learned);
       info.estimated_mem = estimate.bytes;
       info.estimate_from_history = estimate.from_history;
       info.learned_run = estimate.learned_run;
       info.learned_mem =
           estimate.learned_run != 0 ? estimate.learned_task_bytes + spec_.reserved_mem : 0;
       info.concurrency = Concurrency(info.estimated_mem);
+      EstimateTaskSeconds(info, spec_, learned);
       state.infos[i] = info;
     }
   }
 
-  // The spec's history database, opened to read only (planning never creates, migrates
-  // or writes one); null when history is off.
-  std::shared_ptr<HistoryDatabase> HistoryToRead() const {
-    const std::optional<std::filesystem::path> path = ResolveHistoryPath(spec_.history);
-    if (!path) return nullptr;
-    return HistoryDatabase::OpenToRead(*path);
+  // Every op's memory size and cost (op_cost.hpp), once the plan fits allowed_mem.
+  void AssignMemorySizes(FinalizedPlan::State& state) const {
+    for (std::size_t i = 0; i < state.ops.size(); ++i) {
+      OpInfo& info = dynamic_cast<OutputOp&>(*state.ops[i]).mutable_info();
+      AssignMemorySize(info, spec_);
+      state.infos[i] = info;
+    }
   }
 
   void CheckMemory(const FinalizedPlan::State& state) const {
@@ -673,8 +690,10 @@ class PlanBuilder {
   }
 
   Spec spec_;
+  Spec choice_spec_;  // spec_ with the budget choices are made for
   PlanOptions options_;
   std::vector<PlanOutput> requested_;
+  std::shared_ptr<HistoryDatabase> history_;
   std::vector<NodePtr> order_;
   std::unordered_map<const Node*, NodePtr> by_address_;
   std::unordered_map<const Node*, NodeSet> consumers_;
@@ -691,7 +710,17 @@ class PlanBuilder {
 
 FinalizedPlan Finalize(const std::vector<PlanOutput>& outputs, const Spec& spec,
                        const PlanOptions& options) {
-  return FinalizedPlan(PlanBuilder(outputs, spec, options).Build());
+  spec.validate();
+  // Opened once, to read only: planning never creates, migrates or writes history.
+  std::shared_ptr<HistoryDatabase> history;
+  if (const std::optional<std::filesystem::path> path = ResolveHistoryPath(spec.history)) {
+    history = HistoryDatabase::OpenToRead(*path);
+  }
+  const auto plan_at = [&](const Spec& budget, std::int64_t choice_budget) {
+    return PlanBuilder(outputs, budget, options, history, choice_budget).Build();
+  };
+  if (!spec.allowed_mem_is_auto()) return FinalizedPlan(plan_at(spec, 0));
+  return FinalizedPlan(PlanWithSmallestBudget(spec, plan_at));
 }
 
 }  // namespace tessera

@@ -94,6 +94,10 @@ struct LearnedFootprint {
   std::int64_t projected_task_bytes = 0;
   std::int64_t run_id = 0;  // the run that measured task_bytes
   int records = 0;          // records considered (1 .. kLearnedRecords)
+  // The median task seconds of the most recent record, and its run: what the plan's
+  // cost estimate (OpInfo::task_seconds) counts per task of this step.
+  double task_seconds = 0;
+  std::int64_t seconds_run_id = 0;
 };
 
 class HistoryDatabase {

@@ -31,6 +31,11 @@ enum class Tier {
 // "none", "result", "target", "memory", "disk", "memory+disk"
 std::string_view TierName(Tier tier);
 
+// How fast the cost estimate assumes a task moves data where history has no duration
+// for its step (OpInfo::task_seconds): a rough figure for decoding, computing and
+// encoding on one core; one run of the step replaces it with what was measured.
+inline constexpr double kModeledTaskBytesPerSecond = 200e6;
+
 // What the plan knows of one op (FinalizedPlan::ops()).
 struct OpInfo {
   std::string name;                // unique in the plan, e.g. "add-7"
@@ -73,7 +78,18 @@ struct OpInfo {
   std::int64_t learned_mem = 0;  // history's largest measured task (reserved_mem included)
   std::int64_t learned_run = 0;  // the run that measured it; 0 when history has none
   int concurrency = 1;           // tasks that may run at once under total_mem
-  std::vector<int> inputs;       // indices (in FinalizedPlan::ops()) of ops it reads
+  // The memory one task of this op is given: the smallest of Spec::memory_tiers that
+  // holds estimated_mem, or allowed_mem when the spec lists no tiers.
+  std::int64_t memory_size = 0;
+  // Seconds one task is expected to take: the median history measured for this
+  // fingerprint (task_seconds_from_history), else a model: the larger of the bytes a
+  // task reads and writes and the memory it holds (less reserved_mem), at
+  // kModeledTaskBytesPerSecond.
+  double task_seconds = 0;
+  bool task_seconds_from_history = false;
+  // What the op's tasks cost: memory_size in GB (10^9 bytes) x task_seconds x num_tasks.
+  double cost_gb_seconds = 0;
+  std::vector<int> inputs;  // indices (in FinalizedPlan::ops()) of ops it reads
 };
 
 class ExecutableOp {

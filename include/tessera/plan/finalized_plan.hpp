@@ -41,9 +41,17 @@ class FinalizedPlan {
   // The largest task as the plan counts it: its projection, or history's larger
   // measurement with its margin (OpInfo::estimated_mem).
   std::int64_t max_estimated_mem() const;
-  // The smallest allowed_mem under which this plan, as fused, passes the check: the
-  // largest SmallestAllowedMem of its ops.
+  // The smallest allowed_mem under which this plan, as built (fused, its rechunk stages
+  // and reduction rounds as chosen), passes the check: the largest SmallestAllowedMem of
+  // its ops (at least reserved_mem + 1). Planned with allowed_mem "auto" it equals
+  // spec().allowed_mem.
   std::int64_t required_allowed_mem() const;
+  // Whether the spec asked for allowed_mem "auto"; spec().allowed_mem is then the size
+  // the search chose, after `budget_plans()` trial plans.
+  bool allowed_mem_was_auto() const;
+  int budget_plans() const;
+  // The sum of the ops' OpInfo::cost_gb_seconds.
+  double estimated_cost_gb_seconds() const;
   std::int64_t num_tasks() const;
   const std::vector<OpInfo>& ops() const;
   const Spec& spec() const;
@@ -69,7 +77,16 @@ std::int64_t SmallestAllowedMem(const OpInfo& op);
 
 // Prunes the DAG to what `outputs` need, fuses (PlanOptions), chooses where
 // intermediates live, projects every task and checks it against spec.allowed_mem.
-// Throws InvalidArgument for an invalid spec, MemoryBudgetError as above.
+// With allowed_mem "auto" (Spec::kAutoAllowedMem) it plans with the smallest budget
+// that runs: budgets are bisected, each trial re-planning everything whose shape
+// depends on the budget (fusion splits, rechunk stages, reduction fan-in, contraction
+// slabs), within total_mem (and the largest memory tier when the spec lists tiers);
+// the plan returned was built with allowed_mem equal to its required_allowed_mem().
+// With Spec::memory_tiers, every op gets the smallest tier holding its tasks
+// (OpInfo::memory_size) and a cost in GB-seconds.
+// Throws InvalidArgument for an invalid spec, MemoryBudgetError as above (and when no
+// budget up to total_mem or the largest tier runs the plan, or an op's tasks need more
+// than the largest tier).
 FinalizedPlan Finalize(const std::vector<PlanOutput>& outputs, const Spec& spec,
                        const PlanOptions& options = {});
 
