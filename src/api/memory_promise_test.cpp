@@ -5,6 +5,7 @@
 
 #include <iostream>
 
+#include "temp_dir.hpp"
 #include "tessera/api/array.hpp"
 #include "tessera/api/creation.hpp"
 #include "tessera/api/elementwise.hpp"
@@ -117,22 +118,34 @@ std::vector<Case> Cases() {
   return cases;
 }
 
+// Runs `c` (compute, or to_zarr into `directory` or else a MemoryStore) with `spec`,
+// returning what ran.
+ExecutionReport RunCase(const Case& c, const Spec& spec, const std::string& directory = "") {
+  ExecutionReport report;
+  ComputeOptions options;
+  options.plan = c.plan;
+  options.report = &report;
+  options.execute.progress = ProgressMode::kNever;
+  const Array array(c.array.node(), spec);
+  if (c.codec) {
+    ToZarrOptions zarr;
+    zarr.compressor = *c.codec == "none" ? std::nullopt : std::optional(ParseCodecSpec(*c.codec));
+    zarr.compute = options;
+    if (directory.empty()) {
+      array.to_zarr(std::make_shared<MemoryStore>(), "", zarr);
+    } else {
+      array.to_zarr(directory, zarr);
+    }
+  } else {
+    array.compute(options);
+  }
+  return report;
+}
+
 TEST(MemoryPromiseTest, MeasuredNeverExceedsProjectedForAnyTask) {
   for (const Case& c : Cases()) {
     SCOPED_TRACE(c.name);
-    ExecutionReport report;
-    ComputeOptions options;
-    options.plan = c.plan;
-    options.report = &report;
-    options.execute.progress = ProgressMode::kNever;
-    if (c.codec) {
-      ToZarrOptions zarr;
-      zarr.compressor = *c.codec == "none" ? std::nullopt : std::optional(ParseCodecSpec(*c.codec));
-      zarr.compute = options;
-      c.array.to_zarr(std::make_shared<MemoryStore>(), "", zarr);
-    } else {
-      c.array.compute(options);
-    }
+    const ExecutionReport report = RunCase(c, TestSpec());
     ASSERT_FALSE(report.tasks.empty());
     for (const TaskRecord& task : report.tasks) {
       EXPECT_LE(task.measured_mem, task.projected_mem)
@@ -144,6 +157,45 @@ TEST(MemoryPromiseTest, MeasuredNeverExceedsProjectedForAnyTask) {
                 << op.measured_mem_max << " / projected " << op.projected_mem << " = "
                 << static_cast<double>(op.measured_mem_max) / static_cast<double>(op.projected_mem)
                 << "\n";
+    }
+  }
+}
+
+// allowed_mem "auto" on every kind of op: the budget found is the plan's requirement, a
+// byte less is refused, it never exceeds what a generous budget's plan requires, and
+// every task of the run measures within it.
+TEST(MemoryPromiseTest, AutoBudgetIsTheSmallestAndEveryTaskRunsWithinIt) {
+  testing::TempDir dir("auto-budget");
+  for (const Case& c : Cases()) {
+    SCOPED_TRACE(c.name);
+    std::cout << "  " << c.name << std::endl;
+    Spec automatic = TestSpec();
+    automatic.allowed_mem = Spec::kAutoAllowedMem;
+    automatic.total_mem = std::int64_t{1} << 30;
+    const std::string target = (dir.path() / "out.zarr").string();
+    // The plan the run makes: compute()'s, or to_zarr()'s with its encode buffers.
+    const auto plan_at = [&](const Spec& spec) {
+      const Array array(c.array.node(), spec);
+      if (!c.codec) return array.plan(c.plan);
+      ToZarrOptions zarr;
+      zarr.compressor = *c.codec == "none" ? std::nullopt : std::optional(ParseCodecSpec(*c.codec));
+      zarr.compute.plan = c.plan;
+      return array.plan_to_zarr(target, zarr);
+    };
+    const FinalizedPlan plan = plan_at(automatic);
+    const std::int64_t budget = plan.spec().allowed_mem;
+    EXPECT_TRUE(plan.allowed_mem_was_auto());
+    EXPECT_EQ(budget, plan.required_allowed_mem());
+    EXPECT_LE(budget, plan_at(TestSpec()).required_allowed_mem());
+    Spec below = TestSpec();
+    below.allowed_mem = budget - 1;
+    EXPECT_THROW(plan_at(below), MemoryBudgetError);
+
+    const ExecutionReport report = RunCase(c, automatic, target);
+    ASSERT_FALSE(report.tasks.empty());
+    for (const TaskRecord& task : report.tasks) {
+      EXPECT_LE(task.measured_mem, budget)
+          << "op " << task.op_name << " task " << task.task << " projected " << task.projected_mem;
     }
   }
 }

@@ -245,5 +245,33 @@ TEST(ReductionTest, AnomalyOfAClimatology) {
   }
 }
 
+// A budget too small for a reduction whose partial states go to disk is refused for
+// memory, naming a budget that plans (computing that figure once read the stored
+// partials with a region outside them and threw InvalidArgument instead).
+TEST(ReductionTest, ABudgetTooSmallForStoredPartialsNamesOneThatPlans) {
+  const Spec spec = SpecOf(4 << 10);
+  const Array x = ones({250, 130}, float32, {64, 50}, spec) * 3.0f;
+  PlanOptions disk;
+  disk.intermediate_tier = Tier::kDisk;
+  const Array spread = var(x, 1, false, 1);
+  std::int64_t named = 0;
+  try {
+    spread.plan(disk);
+    FAIL() << "planned under 4 kB";
+  } catch (const MemoryBudgetError& error) {
+    const std::string message = error.what();
+    const std::string marker = "the smallest allowed_mem that would run it is ";
+    const std::size_t at = message.find(marker);
+    ASSERT_NE(at, std::string::npos) << message;
+    named = std::stoll(message.substr(at + marker.size()));
+  }
+  const Array at_named(spread.node(), SpecOf(named));
+  EXPECT_NO_THROW(at_named.plan(disk));
+  ComputeOptions options = Quiet();
+  options.plan = disk;
+  const NDArray result = at_named.compute(options);
+  for (const float v : result.data<float>()) EXPECT_EQ(v, 0.0f);
+}
+
 }  // namespace
 }  // namespace tessera

@@ -179,10 +179,14 @@ class RoundPlanner {
       first = false;
     }
     const Shape pair = ReducedBlocks(two);
-    const std::shared_ptr<ReduceOp> middle = Make(two, nullptr, number, pair, false);
-    const std::shared_ptr<ReduceOp> middle_read = Make(two, middle->output(), number, pair, false);
-    needed = std::max(needed, middle_read->MaxProjection());
-    needed = std::max(needed, Make(two, middle->output(), number, pair, true)->MaxProjection());
+    // The two partials, stored as a round before would store them.
+    Shape shape = two.input_shape;
+    shape.push_back(two.kernel.state_bytes);
+    Shape chunks = two.input_chunks;
+    chunks.push_back(two.kernel.state_bytes);
+    const std::shared_ptr<OpOutput> partials = make_partials_(number, shape, chunks);
+    needed = std::max(needed, Make(two, partials, number, pair, false)->MaxProjection());
+    needed = std::max(needed, Make(two, partials, number, pair, true)->MaxProjection());
     return needed;
   }
 
