@@ -7,6 +7,7 @@
 #include "finalized_plan_state.hpp"
 #include "rechunk_description.hpp"
 #include "reduction_description.hpp"
+#include "smallest_budget.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/memory/footprint_estimate.hpp"
@@ -153,8 +154,9 @@ std::string FinalizedPlan::summary() const {
       << format_bytes(spec.reserved_mem) << ")\n";
   if (state_->allowed_mem_was_auto) {
     out << "allowed_mem auto: " << format_bytes(spec.allowed_mem) << " (" << spec.allowed_mem
-        << " bytes), the smallest that runs this plan (" << state_->budget_plans
-        << " trial plans)\n";
+        << " bytes), the smallest that runs this plan without moving more than "
+        << static_cast<int>(kAutoIoSlack * 100) << "% more bytes than with all the memory ("
+        << state_->budget_plans << " trial plans)\n";
   }
   const bool sized = !spec.memory_tiers.empty();
   std::size_t name_width = 2;

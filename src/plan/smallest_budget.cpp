@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <optional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -10,83 +10,117 @@
 #include "tessera/core/errors.hpp"
 
 namespace tessera {
-namespace {
 
-// Plans at `budget` (choices made for `choice_budget`, 0: the same); null when the plan
-// does not fit it.
-std::shared_ptr<FinalizedPlan::State> TryBudget(const Spec& spec, std::int64_t budget,
-                                                const PlanAtBudget& plan_at, int& plans,
-                                                std::int64_t choice_budget = 0) {
-  Spec trial = spec;
-  trial.allowed_mem = budget;
-  ++plans;
-  try {
-    return plan_at(trial, choice_budget);
-  } catch (const MemoryBudgetError&) {
-    return nullptr;
-  }
+std::int64_t BytesMoved(const FinalizedPlan::State& state) {
+  std::int64_t moved = 0;
+  for (const OpInfo& info : state.infos) moved += info.bytes_read + info.bytes_written;
+  return moved;
 }
+
+namespace {
 
 std::int64_t Required(const std::shared_ptr<FinalizedPlan::State>& state) {
   return FinalizedPlan(state).required_allowed_mem();
 }
 
-// The smallest of `budgets` (ascending) that plans, bisecting; `best` plans at
-// budgets[high] on entry. Budgets that plan are assumed to stay planning when raised.
-std::shared_ptr<FinalizedPlan::State> SmallestTier(const Spec& spec,
-                                                   const std::vector<std::int64_t>& budgets,
-                                                   std::size_t high,
-                                                   std::shared_ptr<FinalizedPlan::State> best,
-                                                   const PlanAtBudget& plan_at, int& plans) {
-  std::size_t low = 0;  // budgets below `low` do not plan
-  while (low < high) {
-    const std::size_t middle = low + (high - low) / 2;
-    if (std::shared_ptr<FinalizedPlan::State> plan =
-            TryBudget(spec, budgets[middle], plan_at, plans)) {
-      best = std::move(plan);
-      high = middle;
-    } else {
-      low = middle + 1;
-    }
-  }
-  return best;
-}
+// Each scanned budget is this fraction of the one before.
+constexpr double kScanRatio = 0.75;
 
-// The smallest budget in (reserved_mem, ceiling] that plans, to the byte; `best` plans
-// at the ceiling on entry. Rebuilt at its own requirement until stable.
-std::shared_ptr<FinalizedPlan::State> SmallestBytes(const Spec& spec,
-                                                    std::shared_ptr<FinalizedPlan::State> best,
-                                                    const PlanAtBudget& plan_at, int& plans) {
-  // Invariant: budgets below `floor` do not plan; `best` plans and requires `bound`.
-  std::int64_t floor = spec.reserved_mem + 1;
-  std::int64_t bound = Required(best);
-  while (floor < bound) {
-    const std::int64_t middle = floor + (bound - floor) / 2;
-    if (std::shared_ptr<FinalizedPlan::State> plan = TryBudget(spec, middle, plan_at, plans)) {
-      bound = Required(plan);
-      best = std::move(plan);
-    } else {
-      floor = middle + 1;
+// Trial plans of one search; counts them.
+class BudgetSearch {
+ public:
+  BudgetSearch(const Spec& spec, const PlanAtBudget& plan_at) : spec_(spec), plan_at_(plan_at) {}
+
+  // The plan at `budget` (choices made for `choice_budget`, 0: the same), kept only when
+  // it fits and moves no more than `io_limit_` bytes; null otherwise.
+  // `refused_for_memory` (when given) says whether the planner threw MemoryBudgetError.
+  std::shared_ptr<FinalizedPlan::State> Try(std::int64_t budget, std::int64_t choice_budget = 0,
+                                            bool* refused_for_memory = nullptr) {
+    Spec trial = spec_;
+    trial.allowed_mem = budget;
+    ++plans_;
+    try {
+      std::shared_ptr<FinalizedPlan::State> plan = plan_at_(trial, choice_budget);
+      return BytesMoved(*plan) <= io_limit_ ? plan : nullptr;
+    } catch (const MemoryBudgetError&) {
+      if (refused_for_memory != nullptr) *refused_for_memory = true;
+      return nullptr;
     }
   }
-  // `best` was built at some budget >= bound; rebuild it at what it requires until that
-  // no longer changes (the planner's choices follow the budget it is given).
-  for (int round = 0; round < 8 && best->spec.allowed_mem != bound; ++round) {
-    std::shared_ptr<FinalizedPlan::State> again = TryBudget(spec, bound, plan_at, plans);
-    if (again == nullptr) break;
-    const std::int64_t required = Required(again);
-    best = std::move(again);
-    bound = required;
+
+  // The smallest of `budgets` (ascending) that Try keeps, trying each in turn (tiers
+  // are few); `best` is kept at budgets.back().
+  std::shared_ptr<FinalizedPlan::State> SmallestOf(const std::vector<std::int64_t>& budgets,
+                                                   std::shared_ptr<FinalizedPlan::State> best) {
+    for (std::size_t i = 0; i + 1 < budgets.size(); ++i) {
+      if (std::shared_ptr<FinalizedPlan::State> plan = Try(budgets[i])) return plan;
+    }
+    return best;
   }
-  if (best->spec.allowed_mem != bound) {
-    // The planner finds no plan at `bound` itself: keep the choices it made at the larger
-    // budget, which need only `bound`, and check them against it.
-    std::shared_ptr<FinalizedPlan::State> kept =
-        TryBudget(spec, bound, plan_at, plans, best->choice_budget);
-    if (kept != nullptr) best = std::move(kept);
+
+  // The smallest requirement of a kept plan, to the byte; `best` is kept at the ceiling.
+  // The planner's choices need not grow with the budget (a rechunk layout chosen for
+  // 200 MB may need 103 MB where the one chosen for 167 MB needs 142 MB), so budgets
+  // are first scanned down from the ceiling by kScanRatio until one is refused for
+  // memory, keeping the plan that requires least; then the budgets below its
+  // requirement are bisected; then the plan is rebuilt at its own requirement.
+  std::shared_ptr<FinalizedPlan::State> SmallestBytes(std::shared_ptr<FinalizedPlan::State> best) {
+    std::int64_t bound = Required(best);
+    // The largest budget scanned below `bound` (all of them were refused or moved too
+    // much: a kept one would require less than `bound`).
+    std::int64_t refused_below = spec_.reserved_mem;
+    for (std::int64_t budget = best->spec.allowed_mem; budget > spec_.reserved_mem + 1;) {
+      budget = std::max(static_cast<std::int64_t>(static_cast<double>(budget) * kScanRatio),
+                        spec_.reserved_mem + 1);
+      bool refused_for_memory = false;
+      std::shared_ptr<FinalizedPlan::State> plan = Try(budget, 0, &refused_for_memory);
+      if (plan != nullptr && Required(plan) < bound) {
+        bound = Required(plan);
+        best = std::move(plan);
+      }
+      if (plan == nullptr && budget < bound) refused_below = std::max(refused_below, budget);
+      if (refused_for_memory) break;
+    }
+    // Invariant: `best` is kept and requires `bound`; budgets up to `floor` - 1 that
+    // were tried were not kept.
+    std::int64_t floor = refused_below + 1;
+    while (floor < bound) {
+      const std::int64_t middle = floor + (bound - floor) / 2;
+      if (std::shared_ptr<FinalizedPlan::State> plan = Try(middle)) {
+        bound = Required(plan);
+        best = std::move(plan);
+      } else {
+        floor = middle + 1;
+      }
+    }
+    // `best` was built at some budget >= bound; rebuild it at what it requires until
+    // that no longer changes (the planner's choices follow the budget it is given).
+    for (int round = 0; round < 8 && best->spec.allowed_mem != bound; ++round) {
+      std::shared_ptr<FinalizedPlan::State> again = Try(bound);
+      if (again == nullptr || Required(again) > bound) break;
+      const std::int64_t required = Required(again);
+      best = std::move(again);
+      bound = required;
+    }
+    if (best->spec.allowed_mem != bound) {
+      // The planner makes other choices at `bound` itself: keep those it made at the
+      // larger budget, which need only `bound`, and check them against it.
+      if (std::shared_ptr<FinalizedPlan::State> kept = Try(bound, best->choice_budget)) {
+        best = std::move(kept);
+      }
+    }
+    return best;
   }
-  return best;
-}
+
+  void set_io_limit(std::int64_t limit) { io_limit_ = limit; }
+  int plans() const { return plans_; }
+
+ private:
+  const Spec& spec_;
+  const PlanAtBudget& plan_at_;
+  std::int64_t io_limit_ = std::numeric_limits<std::int64_t>::max();
+  int plans_ = 0;
+};
 
 }  // namespace
 
@@ -110,23 +144,24 @@ std::shared_ptr<FinalizedPlan::State> PlanWithSmallestBudget(const Spec& spec,
                           " leaves nothing above reserved_mem (" + format_bytes(spec.reserved_mem) +
                           ") for a task");
   }
-  int plans = 1;
-  Spec at_ceiling = spec;
-  at_ceiling.allowed_mem = ceiling;
+  BudgetSearch search(spec, plan_at);
   std::shared_ptr<FinalizedPlan::State> best;
   try {
+    Spec at_ceiling = spec;
+    at_ceiling.allowed_mem = ceiling;
     best = plan_at(at_ceiling, 0);
   } catch (const MemoryBudgetError& error) {
     throw MemoryBudgetError("allowed_mem \"auto\": no budget up to " + ceiling_name +
                             " runs this plan. At that budget: " + error.what());
   }
+  const std::int64_t moved = BytesMoved(*best);
+  search.set_io_limit(moved + static_cast<std::int64_t>(static_cast<double>(moved) * kAutoIoSlack));
   // With tiers the budget is a tier: a budget between tiers would buy nothing (an op is
   // given a whole tier) and could only make budget-dependent steps smaller than need be.
-  best = tiers.empty()
-             ? SmallestBytes(spec, std::move(best), plan_at, plans)
-             : SmallestTier(spec, tiers, tiers.size() - 1, std::move(best), plan_at, plans);
+  best = tiers.empty() ? search.SmallestBytes(std::move(best))
+                       : search.SmallestOf(tiers, std::move(best));
   best->allowed_mem_was_auto = true;
-  best->budget_plans = plans;
+  best->budget_plans = search.plans() + 1;
   return best;
 }
 

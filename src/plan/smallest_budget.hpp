@@ -8,21 +8,28 @@
 //
 // Budget-dependent choices (fusion splits, rechunk stages, reduction fan-in,
 // contraction slabs) are made by the planner for the budget it is given, so the search
-// re-plans everything at each trial budget:
+// re-plans everything at each trial budget. The smallest budget is not always a good
+// one: a rechunk planned at its very least may decode its source hundreds of times over.
+// So a trial budget is kept only when its plan moves (reads plus writes, decoded) at
+// most kAutoIoSlack more bytes than the plan at the ceiling:
 //   1. plan at the ceiling, total_mem (or the largest memory tier within it); a
 //      MemoryBudgetError there means nothing runs the plan, and is rethrown saying so;
-//   2. without tiers, bisect bytes between reserved_mem + 1 and the best plan's
-//      required_allowed_mem: a trial that plans lowers the bound to its own requirement,
-//      one that throws MemoryBudgetError raises the floor; then re-plan at the best
-//      plan's requirement until planning there requires exactly what it was given. Where
-//      the planner's model finds no plan at that requirement (its choices at a larger
-//      budget happened to need less), the same choices are kept and checked against the
-//      requirement. Either way the plan's allowed_mem is its required_allowed_mem();
-//   3. with Spec::memory_tiers, bisect the tiers instead: the budget is the smallest
-//      tier that plans (a budget between tiers buys nothing: ops are given whole tiers).
+//   2. without tiers: the planner's choices need not grow with the budget (a rechunk
+//      layout chosen for 200 MB may need less than the one chosen for 167 MB), so
+//      budgets are scanned down from the ceiling in steps of x0.75 until one is refused
+//      for memory, keeping the plan that requires least; the bytes below its
+//      requirement are then bisected (a kept trial lowers the bound to its own
+//      requirement, any other raises the floor); then the plan is rebuilt at its
+//      requirement until planning there requires exactly what it was given. Where the
+//      planner makes other choices at that requirement, the choices made at the larger
+//      budget are kept and checked against it. Either way the plan's allowed_mem is its
+//      required_allowed_mem();
+//   3. with Spec::memory_tiers, the tiers are tried from the smallest: the budget is the
+//      first tier kept (a budget between tiers buys nothing: ops are given whole tiers).
 // Other errors propagate from the first trial that throws them.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -34,6 +41,12 @@ namespace tessera {
 // Plans with trial.allowed_mem, budget-dependent choices made for `choice_budget`
 // (0: trial.allowed_mem), recorded in State::choice_budget. Throws MemoryBudgetError
 // when the plan does not fit.
+// How much more a plan chosen by the search may move than the plan at the ceiling.
+inline constexpr double kAutoIoSlack = 0.10;
+
+// The bytes a plan's ops read and write (decoded): OpInfo::bytes_read + bytes_written.
+std::int64_t BytesMoved(const FinalizedPlan::State& state);
+
 using PlanAtBudget = std::function<std::shared_ptr<FinalizedPlan::State>(
     const Spec& trial, std::int64_t choice_budget)>;
 

@@ -21,7 +21,8 @@ Spec AutoSpec(std::int64_t total_mem, std::int64_t reserved_mem = 0) {
 
 // A plan of one op whose task projects `projected`, built at `trial`.
 std::shared_ptr<FinalizedPlan::State> PlanOfOneOp(const Spec& trial, std::int64_t projected,
-                                                  std::int64_t choice_budget = 0) {
+                                                  std::int64_t choice_budget = 0,
+                                                  std::int64_t bytes_read = 0) {
   auto state = std::make_shared<FinalizedPlan::State>();
   state->spec = trial;
   state->choice_budget = choice_budget != 0 ? choice_budget : trial.allowed_mem;
@@ -29,6 +30,7 @@ std::shared_ptr<FinalizedPlan::State> PlanOfOneOp(const Spec& trial, std::int64_
   info.name = "op";
   info.projected_mem = projected;
   info.estimated_mem = projected;
+  info.bytes_read = bytes_read;
   state->infos.push_back(info);
   return state;
 }
@@ -55,7 +57,7 @@ TEST(SmallestBudget, FindsTheSmallestBudgetOfAPlannerThatFillsWhatItIsGiven) {
   EXPECT_EQ(FinalizedPlan(state).required_allowed_mem(), 123'457);
   EXPECT_TRUE(state->allowed_mem_was_auto);
   EXPECT_EQ(state->budget_plans, calls);
-  EXPECT_LE(calls, 40);  // bisection over 1 GB, not a scan
+  EXPECT_LE(calls, 60);  // a scan by x0.75 and a bisection over 1 GB, not a byte-by-byte search
 }
 
 TEST(SmallestBudget, AFixedRequirementIsFoundExactly) {
@@ -146,6 +148,26 @@ TEST(SmallestBudget, ChoicesThatNeedLessThanTheirBudgetAreKeptAndCheckedAtTheirN
   EXPECT_EQ(FinalizedPlan(state).required_allowed_mem(), 2'500);
   EXPECT_GE(state->choice_budget, 10'000);
   EXPECT_EQ(kept_choices, state->choice_budget);
+}
+
+TEST(SmallestBudget, ABudgetWhosePlanMovesFarMoreBytesIsNotChosen) {
+  // Like a rechunk: any budget from 1'000 plans, but below 50'000 each source chunk is
+  // read in pieces and decoded once per piece: 1 GB moved instead of 10 MB.
+  const PlanAtBudget rechunk = [](const Spec& trial, std::int64_t) {
+    if (trial.allowed_mem < 1'000) throw MemoryBudgetError("too small");
+    const bool whole = trial.allowed_mem >= 50'000;
+    return PlanOfOneOp(trial, whole ? 50'000 : 1'000, 0, whole ? 10'000'000 : 1'000'000'000);
+  };
+  const auto state = PlanWithSmallestBudget(AutoSpec(1'000'000), rechunk);
+  EXPECT_EQ(state->spec.allowed_mem, 50'000);
+  EXPECT_EQ(BytesMoved(*state), 10'000'000);
+  // Within kAutoIoSlack of the ceiling's plan, the smaller budget wins.
+  const PlanAtBudget close = [](const Spec& trial, std::int64_t) {
+    if (trial.allowed_mem < 1'000) throw MemoryBudgetError("too small");
+    const bool whole = trial.allowed_mem >= 50'000;
+    return PlanOfOneOp(trial, whole ? 50'000 : 1'000, 0, whole ? 10'000'000 : 10'900'000);
+  };
+  EXPECT_EQ(PlanWithSmallestBudget(AutoSpec(1'000'000), close)->spec.allowed_mem, 1'000);
 }
 
 }  // namespace
