@@ -73,6 +73,20 @@ bool RefusedAt(const Array& array, std::int64_t allowed_mem) {
   }
 }
 
+// The decoded bytes a plan's ops read and write.
+std::int64_t BytesMoved(const FinalizedPlan& plan) {
+  std::int64_t moved = 0;
+  for (const OpInfo& op : plan.ops()) moved += op.bytes_read + op.bytes_written;
+  return moved;
+}
+
+// Planning at `allowed_mem` (fixed) moves more than 10% more bytes than `moved`.
+bool MovesMoreAt(const Array& array, std::int64_t allowed_mem, std::int64_t moved) {
+  Spec fixed = array.spec();
+  fixed.allowed_mem = allowed_mem;
+  return BytesMoved(Array(array.node(), fixed).plan()) > moved + moved / 10;
+}
+
 TEST(MemorySizing, DewPointOverThreeGridsGetsEachItsOwnBudgetInOnePlanningCall) {
   struct Grid {
     Shape shape;
@@ -102,8 +116,11 @@ TEST(MemorySizing, DewPointOverThreeGridsGetsEachItsOwnBudgetInOnePlanningCall) 
     const std::int64_t budget = plan.spec().allowed_mem;
     EXPECT_EQ(budget, plan.required_allowed_mem());
     EXPECT_EQ(budget, plan.max_projected_mem());
-    // The smallest: a byte less does not plan; the chosen budget does, as a fixed one.
-    EXPECT_TRUE(RefusedAt(td, budget - 1));
+    // One fused op reading t2 and rh once: a byte less would split the chain and store
+    // its pieces (more than 10% more bytes moved), or is refused; the chosen budget plans
+    // as a fixed one too.
+    ASSERT_EQ(plan.ops().size(), 1u);
+    EXPECT_TRUE(RefusedAt(td, budget - 1) || MovesMoreAt(td, budget - 1, BytesMoved(plan)));
     EXPECT_FALSE(RefusedAt(td, budget));
     // Each grid its own budget, growing with its chunks (3 blocks of float32 at least).
     EXPECT_GT(budget, previous_budget);
@@ -156,13 +173,6 @@ TEST(MemorySizing, AutoReplansAReductionsFanInToTheSmallestBudget) {
       expected += data[static_cast<std::size_t>(row * 64 + column)];
     EXPECT_NEAR(result.data<float>()[static_cast<std::size_t>(column)], expected, 1e-3 * expected);
   }
-}
-
-// The decoded bytes a plan's ops read and write.
-std::int64_t BytesMoved(const FinalizedPlan& plan) {
-  std::int64_t moved = 0;
-  for (const OpInfo& op : plan.ops()) moved += op.bytes_read + op.bytes_written;
-  return moved;
 }
 
 TEST(MemorySizing, AutoRechunksAtTheSmallestBudgetThatDoesNotMultiplyItsReads) {

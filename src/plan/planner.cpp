@@ -448,6 +448,20 @@ class PlanBuilder {
       }
     }
     std::sort(info.inputs.begin(), info.inputs.end());
+    if (info.bytes_read == 0 && info.bytes_written == 0) {
+      // Each stored array it reads, read once, and its output written once (decoded).
+      std::vector<const Node*> read;
+      for (const Node* input : inputs) {
+        if (std::find(read.begin(), read.end(), input) != read.end()) continue;
+        read.push_back(input);
+        info.bytes_read += input->nbytes();
+      }
+      for (const int input : input_ops) {
+        const OpInfo& stored = state.infos[static_cast<std::size_t>(input)];
+        info.bytes_read += ShapeSize(stored.shape) * stored.dtype.itemsize();
+      }
+      info.bytes_written = ShapeSize(info.shape) * info.dtype.itemsize();
+    }
     if (node != nullptr) op_index_[node] = static_cast<int>(state.ops.size());
     state.outputs.push_back(op->output());
     state.infos.push_back(op->info());

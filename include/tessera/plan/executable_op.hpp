@@ -52,7 +52,8 @@ struct OpInfo {
   Shape input_chunks;                // a rechunk copy's input chunks (empty for others)
   Shape disk_chunks;                 // an intermediate's chunks on disk, when not `chunks`
   // What the op's tasks move in all: stored chunks read (each decoded whole) and
-  // written, and their decoded bytes.
+  // written, and their decoded bytes. Rechunk copies count exactly; other ops count
+  // each stored array they read once and their output once (bytes only).
   std::int64_t chunk_reads = 0;
   std::int64_t chunk_writes = 0;
   std::int64_t bytes_read = 0;
