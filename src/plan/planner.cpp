@@ -499,12 +499,14 @@ class PlanBuilder {
     AppendOp(&node, std::move(op), inputs, state);
   }
 
-  // Tasks of `projected` bytes that may run at once under total_mem.
+  // Tasks of `projected` bytes (reserved_mem included) that may run at once under
+  // total_mem, as the executor admits them: the process's reserved_mem once, and each
+  // task what it holds beyond it.
   int Concurrency(std::int64_t projected) const {
     const std::int64_t total = spec_.effective_total_mem() - spec_.reserved_mem;
+    const std::int64_t task = std::max<std::int64_t>(projected - spec_.reserved_mem, 1);
     return static_cast<int>(
-        std::clamp<std::int64_t>(projected > 0 ? total / projected : spec_.effective_max_workers(),
-                                 1, spec_.effective_max_workers()));
+        std::clamp<std::int64_t>(total / task, 1, spec_.effective_max_workers()));
   }
 
   // The copies carrying rechunk `node`, appended to `state`; its intermediates take RAM
