@@ -267,6 +267,10 @@ class Evaluator {
       const SyntaxNode& argument = node.arguments[index];
       if (argument.keyword == "axis") {
         if (info.kind == FunctionKind::kArgReduction) {
+          if (argument.kind == SyntaxNode::Kind::kTuple) {
+            Fail(argument.column, node.text + "() takes one axis: axis must be an integer or "
+                                              "None, not a tuple");
+          }
           if (argument.kind != SyntaxNode::Kind::kNone) axis = IntegerArgument(argument, "axis");
         } else {
           axes = AxesArgument(node, argument);
@@ -300,6 +304,12 @@ class Evaluator {
   const Inputs& inputs_;
 };
 
+// The column where `node`'s text starts: its leftmost token.
+int StartColumn(const SyntaxNode& node) {
+  if (node.kind == SyntaxNode::Kind::kBinary) return StartColumn(node.arguments[0]);
+  return node.column;
+}
+
 }  // namespace
 
 ExpressionResult evaluate_expression(std::string_view expression, const Inputs& inputs) {
@@ -315,7 +325,7 @@ ExpressionResult evaluate_expression(std::string_view expression, const Inputs& 
   Evaluator evaluator(expression, inputs);
   const Value value = evaluator.Evaluate(parsed.root);
   if (!value.array) {
-    evaluator.Fail(parsed.root.column,
+    evaluator.Fail(StartColumn(parsed.root),
                    "the expression uses no input array, so there is nothing to compute chunk by "
                    "chunk (its value is " +
                        value.scalar.ToString() + "); use at least one input");
