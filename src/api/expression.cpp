@@ -268,8 +268,9 @@ class Evaluator {
       if (argument.keyword == "axis") {
         if (info.kind == FunctionKind::kArgReduction) {
           if (argument.kind == SyntaxNode::Kind::kTuple) {
-            Fail(argument.column, node.text + "() takes one axis: axis must be an integer or "
-                                              "None, not a tuple");
+            Fail(argument.column, node.text +
+                                      "() takes one axis: axis must be an integer or "
+                                      "None, not a tuple");
           }
           if (argument.kind != SyntaxNode::Kind::kNone) axis = IntegerArgument(argument, "axis");
         } else {
@@ -312,9 +313,11 @@ int StartColumn(const SyntaxNode& node) {
 
 }  // namespace
 
+bool is_expression_name(std::string_view name) { return expression::IsIdentifier(name); }
+
 ExpressionResult evaluate_expression(std::string_view expression, const Inputs& inputs) {
   for (const auto& [name, array] : inputs) {
-    if (!expression::IsIdentifier(name)) {
+    if (!is_expression_name(name)) {
       throw InvalidArgument("input name \"" + name +
                             "\" cannot appear in an expression: a name is letters, digits and "
                             "_, not starting with a digit, and not one of and, or, not, True, "

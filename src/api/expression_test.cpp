@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "test_seed.hpp"
 #include "tessera/api/creation.hpp"
+#include "test_seed.hpp"
 
 namespace tessera {
 namespace {
@@ -83,8 +83,7 @@ class ExpressionTest : public ::testing::Test {
 
 TEST_F(ExpressionTest, DewPointOnFloat32StaysFloat32AndMatchesTheFormula) {
   const ExpressionResult td = evaluate_expression(
-      "td = ((1/273) - 0.0001844*log(0.611*exp(5423*((1/273)-(1/t2)))*rh/100/0.611))**-1",
-      inputs_);
+      "td = ((1/273) - 0.0001844*log(0.611*exp(5423*((1/273)-(1/t2)))*rh/100/0.611))**-1", inputs_);
   EXPECT_EQ(td.name, "td");
   EXPECT_EQ(td.array.dtype(), float32);
   EXPECT_EQ(td.array.shape(), (Shape{7, 9}));
@@ -101,10 +100,9 @@ TEST_F(ExpressionTest, DewPointOnFloat32StaysFloat32AndMatchesTheFormula) {
 
 TEST_F(ExpressionTest, ArithmeticPrecedenceAndPowers) {
   const std::vector<double> t2 = Values(t2_);
-  const std::vector<double> computed =
-      Values(Compute(evaluate_expression("-(t2 / 100)**2 + 3 * (t2 / 100)**-1 - 2**3**2 // 7 % 5",
-                                         inputs_)
-                         .array));
+  const std::vector<double> computed = Values(
+      Compute(evaluate_expression("-(t2 / 100)**2 + 3 * (t2 / 100)**-1 - 2**3**2 // 7 % 5", inputs_)
+                  .array));
   for (std::size_t index = 0; index < computed.size(); ++index) {
     const double x = t2[index] / 100;
     const double expected = -(x * x) + 3 / x - static_cast<double>((512 / 7) % 5);
@@ -136,7 +134,9 @@ TEST_F(ExpressionTest, ScalarsAreWeakAndFoldedAsPython) {
 
 TEST_F(ExpressionTest, ReductionsWithAxisMatchHandLoops) {
   const std::vector<double> t2 = Values(t2_);
-  const auto at = [&](Index row, Index column) { return t2[static_cast<std::size_t>(row * 9 + column)]; };
+  const auto at = [&](Index row, Index column) {
+    return t2[static_cast<std::size_t>(row * 9 + column)];
+  };
 
   const Array sum0 = evaluate_expression("sum(t2, axis=0)", inputs_).array;
   EXPECT_EQ(sum0.shape(), (Shape{9}));
@@ -162,8 +162,10 @@ TEST_F(ExpressionTest, ReductionsWithAxisMatchHandLoops) {
     double mean = 0;
     for (Index row = 0; row < 7; ++row) mean += at(row, column) / 7;
     double squares = 0;
-    for (Index row = 0; row < 7; ++row) squares += (at(row, column) - mean) * (at(row, column) - mean);
-    EXPECT_NEAR(variances[static_cast<std::size_t>(column)], squares / 6, 1e-3 * squares / 6 + 1e-3);
+    for (Index row = 0; row < 7; ++row)
+      squares += (at(row, column) - mean) * (at(row, column) - mean);
+    EXPECT_NEAR(variances[static_cast<std::size_t>(column)], squares / 6,
+                1e-3 * squares / 6 + 1e-3);
   }
 
   double largest = -1;
@@ -173,10 +175,11 @@ TEST_F(ExpressionTest, ReductionsWithAxisMatchHandLoops) {
     smallest = std::min(smallest, value);
   }
   EXPECT_EQ(Values(Compute(evaluate_expression("max(t2, (0, 1)) - min(t2)", inputs_).array)),
-            (std::vector<double>{static_cast<double>(static_cast<float>(largest) -
-                                                     static_cast<float>(smallest))}));
+            (std::vector<double>{
+                static_cast<double>(static_cast<float>(largest) - static_cast<float>(smallest))}));
 
-  const std::vector<double> argmax = Values(Compute(evaluate_expression("argmax(t2, axis=1)", inputs_).array));
+  const std::vector<double> argmax =
+      Values(Compute(evaluate_expression("argmax(t2, axis=1)", inputs_).array));
   for (Index row = 0; row < 7; ++row) {
     Index best = 0;
     for (Index column = 1; column < 9; ++column) {
@@ -184,7 +187,8 @@ TEST_F(ExpressionTest, ReductionsWithAxisMatchHandLoops) {
     }
     EXPECT_EQ(argmax[static_cast<std::size_t>(row)], static_cast<double>(best)) << row;
   }
-  const std::vector<double> hot = Values(Compute(evaluate_expression("count_nonzero(t2 > 280, axis=None)", inputs_).array));
+  const std::vector<double> hot =
+      Values(Compute(evaluate_expression("count_nonzero(t2 > 280, axis=None)", inputs_).array));
   double expected_hot = 0;
   for (const double value : t2) expected_hot += value > 280 ? 1 : 0;
   EXPECT_EQ(hot, (std::vector<double>{expected_hot}));
@@ -199,7 +203,8 @@ TEST_F(ExpressionTest, WhereTakesArraysAndNumbers) {
   const Array flags = evaluate_expression("where((rh > 50) & ~(t2 < 260), 1, 0.5)", inputs_).array;
   EXPECT_EQ(flags.dtype(), float64);
   const std::vector<double> flag_values = Values(Compute(flags));
-  const std::vector<double> mixed = Values(Compute(evaluate_expression("where(t2 > 280, t2, rh)", inputs_).array));
+  const std::vector<double> mixed =
+      Values(Compute(evaluate_expression("where(t2 > 280, t2, rh)", inputs_).array));
   for (std::size_t index = 0; index < values.size(); ++index) {
     if (t2[index] > 280) {
       EXPECT_NEAR(values[index], static_cast<float>(t2[index]) - 273.15f, 1e-4);

@@ -55,6 +55,10 @@ struct ExpressionResult {
   Array array;
 };
 
+// True when `name` can be an input's name: letters, digits and _, not starting with a
+// digit, and none of the reserved words and, or, not, True, False, None.
+bool is_expression_name(std::string_view name);
+
 // Parses `expression` and builds its lazy Array from `inputs` (by name). The result
 // takes the Spec of the first input the expression uses.
 ExpressionResult evaluate_expression(std::string_view expression,
