@@ -304,20 +304,16 @@ class Parser {
     return Make(SyntaxNode::Kind::kBinary, token, std::string(function), std::move(operands));
   }
 
-  SyntaxNode ParseOr() {
-    SyntaxNode left = ParseAnd();
-    while (PeekWord("or")) {
-      const Token& op = Next();
-      left = MakeBinary(op, "logical_or", std::move(left), ParseAnd());
-    }
-    return left;
-  }
+  SyntaxNode ParseOr() { return ParseWordOperator("or", "logical_or", &Parser::ParseAnd); }
+  SyntaxNode ParseAnd() { return ParseWordOperator("and", "logical_and", &Parser::ParseNot); }
 
-  SyntaxNode ParseAnd() {
-    SyntaxNode left = ParseNot();
-    while (PeekWord("and")) {
+  // `word` (or, and) as a left-associative operator over what `operand` parses.
+  SyntaxNode ParseWordOperator(std::string_view word, std::string_view function,
+                               SyntaxNode (Parser::*operand)()) {
+    SyntaxNode left = (this->*operand)();
+    while (PeekWord(word)) {
       const Token& op = Next();
-      left = MakeBinary(op, "logical_and", std::move(left), ParseNot());
+      left = MakeBinary(op, function, std::move(left), (this->*operand)());
     }
     return left;
   }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "expression_parser.hpp"
 #include "tessera/api/creation.hpp"
 #include "test_seed.hpp"
 
@@ -215,6 +216,37 @@ TEST_F(ExpressionTest, WhereTakesArraysAndNumbers) {
     EXPECT_EQ(mixed[index], t2[index] > 280 ? t2[index] : rh[index]);
   }
   EXPECT_EQ(Values(Compute(evaluate_expression("where(False, 0, t2)", inputs_).array)), t2);
+}
+
+// Every function of the table builds: its name is the one tessera's kernels know.
+TEST_F(ExpressionTest, EveryFunctionOfTheTableBuilds) {
+  Inputs inputs{{"f", asarray<double>({0.25, 0.5}, {1}, TestSpec())},
+                {"i", asarray<std::int32_t>({1, 2}, {1}, TestSpec())}};
+  for (const std::string_view name : expression::FunctionNames()) {
+    const expression::FunctionInfo& info = *expression::FindFunction(name);
+    const bool integers = name.starts_with("bitwise") || name == "invert";
+    const std::string x = integers ? "i" : "f";
+    std::string call = std::string(name) + "(" + x;
+    switch (info.kind) {
+      case expression::FunctionKind::kUnary:
+        break;
+      case expression::FunctionKind::kBinary:
+        call += ", " + x;
+        break;
+      case expression::FunctionKind::kWhere:
+        call = "where(f > 0.3, f, i";
+        break;
+      case expression::FunctionKind::kAsType:
+        call += ", int8";
+        break;
+      case expression::FunctionKind::kReduction:
+      case expression::FunctionKind::kArgReduction:
+        call += ", axis=0, keepdims=True";
+        break;
+    }
+    call += ")";
+    EXPECT_NO_THROW(evaluate_expression(call, inputs)) << call;
+  }
 }
 
 TEST_F(ExpressionTest, ErrorsPointAtTheColumn) {
