@@ -1,6 +1,7 @@
 #include "tessera/api/expression.hpp"
 
 #include <array>
+#include <limits>
 #include <numbers>
 #include <optional>
 #include <string>
@@ -119,19 +120,16 @@ class Evaluator {
              (listed.empty() ? " (there are no inputs)" : " (inputs: " + listed + ")"));
   }
 
-  // An argument that must be a number or an array.
-  Value Operand(const SyntaxNode& node) { return Evaluate(node); }
-
   Value Unary(const SyntaxNode& node, const std::string& function, const SyntaxNode& operand) {
-    const Value x = Operand(operand);
+    const Value x = Evaluate(operand);
     if (!x.array) return Folded(node, [&] { return expression::FoldUnary(function, x.scalar); });
     return Built(node, [&] { return elementwise(function, *x.array); });
   }
 
   Value Binary(const SyntaxNode& node, const std::string& function, const SyntaxNode& left,
                const SyntaxNode& right) {
-    const Value x = Operand(left);
-    const Value y = Operand(right);
+    const Value x = Evaluate(left);
+    const Value y = Evaluate(right);
     if (x.array && y.array)
       return Built(node, [&] { return elementwise(function, *x.array, *y.array); });
     if (x.array) return Built(node, [&] { return elementwise(function, *x.array, y.scalar); });
@@ -162,7 +160,7 @@ class Evaluator {
   }
 
   Array ArrayArgument(const SyntaxNode& call, const SyntaxNode& argument) {
-    Value value = Operand(argument);
+    Value value = Evaluate(argument);
     if (!value.array) {
       Fail(argument.column, call.text +
                                 "() needs an array here (an expression using an "
@@ -186,9 +184,9 @@ class Evaluator {
   }
 
   Value Where(const SyntaxNode& node) {
-    Value condition = Operand(node.arguments[0]);
-    Value x = Operand(node.arguments[1]);
-    Value y = Operand(node.arguments[2]);
+    Value condition = Evaluate(node.arguments[0]);
+    Value x = Evaluate(node.arguments[1]);
+    Value y = Evaluate(node.arguments[2]);
     if (!condition.array) {
       const std::optional<Array>& like = x.array ? x.array : y.array;
       if (!like) return expression::Truthy(condition.scalar) ? x : y;
@@ -208,7 +206,7 @@ class Evaluator {
 
   // An integer argument (not a bool, not a float).
   int IntegerArgument(const SyntaxNode& argument, std::string_view what) {
-    const Value value = Operand(argument);
+    const Value value = Evaluate(argument);
     if (value.array || value.scalar.kind() != ScalarKind::kInt) {
       Fail(argument.column, std::string(what) + " must be an integer");
     }
@@ -229,7 +227,7 @@ class Evaluator {
         axes.push_back(IntegerArgument(item, "axis"));
       return Axes(std::move(axes));
     }
-    const Value value = Operand(argument);
+    const Value value = Evaluate(argument);
     if (value.array || value.scalar.kind() != ScalarKind::kInt) {
       std::string reason = "axis must be an integer, a tuple of integers or None";
       if (call.function == "max" || call.function == "min") {
@@ -243,7 +241,7 @@ class Evaluator {
   }
 
   bool BoolArgument(const SyntaxNode& argument, std::string_view what) {
-    const Value value = Operand(argument);
+    const Value value = Evaluate(argument);
     if (value.array || value.scalar.kind() == ScalarKind::kFloat) {
       Fail(argument.column, std::string(what) + " must be True or False");
     }
@@ -251,7 +249,7 @@ class Evaluator {
   }
 
   double NumberArgument(const SyntaxNode& argument, std::string_view what) {
-    const Value value = Operand(argument);
+    const Value value = Evaluate(argument);
     if (value.array) Fail(argument.column, std::string(what) + " must be a number, not an array");
     return value.scalar.As<double>();
   }

@@ -475,8 +475,8 @@ class Parser {
       const std::vector<std::string_view> names = FunctionNames();
       const std::string_view closest = ClosestName(name.text, names);
       Fail(name.column, "unknown function \"" + std::string(name.text) + "\"" +
-                            (closest.empty() ? std::string("; see `tessera calc --help` for the "
-                                                           "functions")
+                            (closest.empty() ? std::string("; docs/compute.md and `tessera calc "
+                                                           "--help` list the functions")
                                              : "; did you mean \"" + std::string(closest) + "\"?"));
     }
     const Token& open = Next();

@@ -124,7 +124,7 @@ TEST(ExpressionParserTest, RefusalsPointAtTheColumn) {
       {"99999999999999999999", 1, "does not fit in 64 bits"},
       {"1e999", 1, "out of a double's range"},
       {"td = 1 / lg(t2)", 10, "unknown function \"lg\"; did you mean \"log\"?"},
-      {"t2 + frobnicate(t2)", 6, "unknown function \"frobnicate\"; see"},
+      {"t2 + frobnicate(t2)", 6, "unknown function \"frobnicate\"; docs/compute.md"},
       {"log(t2, 2)", 9, "log() takes at most 1 positional arguments: log(x)"},
       {"atan2(y)", 8, "atan2() needs 2 arguments, got 1: atan2(x, y)"},
       {"where(c, x)", 11, "needs 3 arguments"},

@@ -112,7 +112,8 @@ CalcCommand::CalcCommand(CLI::App& app)
       "argmax/all/any/count_nonzero(x, axis=..., keepdims=...), constants pi e nan inf. "
       "Example (dew point):\n  tessera calc 'td = ((1/273) - 0.0001844*log(0.611*exp(5423*"
       "((1/273)-(1/t2)))*rh/100/0.611))**-1' --input t2=era5.zarr/t2m --input rh=era5.zarr/rh "
-      "--output td.zarr";
+      "--output td.zarr\nAn EXPR starting with '-' goes after --: tessera calc --input x=x.zarr "
+      "--output y.zarr -- '-x**2'";
   calc_->footer(footer);
   plan_->footer(footer);
 }
