@@ -3,6 +3,7 @@
     /usr/bin/python3 fuzz/make_corpus.py
 corpus/metadata: .zarray and .zattrs documents written by zarr-python.
 corpus/chunk: numcodecs frames behind fuzz_chunk_decode's 7-byte header (see there).
+corpus/expression: calculator expressions (`tessera calc`), good and bad.
 """
 import os
 import shutil
@@ -82,8 +83,26 @@ def chunk_corpus():
               header(codec_index, 3, 5, 1 | (1 << 2), 0, round_trip=True) + counts[:512])
 
 
+EXPRESSIONS = {
+    "dew_point": "td = ((1/273) - 0.0001844*log(0.611*exp(5423*((1/273)-(1/t2)))*rh/100/0.611))**-1",
+    "power_signs": "-x**2 + x**-1 - 2**3**2 + ~m",
+    "reductions": "mean(x, axis=(0, -1), keepdims=True) - std(x, 0, correction=1) + argmax(x)",
+    "where": "where((t > 273.15) & ~isnan(t), t - 273.15, nan)",
+    "logic": "not a < 3 or b >= 2 and c != 1e-3",
+    "calls": "maximum(arctan2(y, x), hypot(x, y)) // 2 % 3 + astype(m, float32)",
+    "keywords_bad": "sum(x, axes=0) + lg(t2) + (1e",
+    "numbers": "1 + 2.5 + .5 + 1. + 1e-3 + 2E+2 + True + None + pi + inf",
+}
+
+
+def expression_corpus():
+    for name, text in EXPRESSIONS.items():
+        write("expression", name, text.encode())
+
+
 if __name__ == "__main__":
-    for folder in ("metadata", "chunk"):
+    for folder in ("metadata", "chunk", "expression"):
         os.makedirs(os.path.join(HERE, "corpus", folder), exist_ok=True)
     metadata_corpus()
     chunk_corpus()
+    expression_corpus()

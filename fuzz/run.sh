@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # Runs each libFuzzer target for SECONDS on a scratch copy of its seed corpus.
-# Usage: fuzz/run.sh BUILD_DIR SECONDS
+# Usage: fuzz/run.sh BUILD_DIR SECONDS [TARGET...]
 #   BUILD_DIR  a build configured with -DCMAKE_CXX_COMPILER=clang++ -DTESSERA_BUILD_FUZZ=ON
 #              whose fuzz targets are built (ninja -C BUILD_DIR fuzz_zarr_metadata ...)
+#   TARGET     run only these targets (default: all of them)
 # Exits non-zero when any target crashes, leaks, times out or runs out of memory; the
 # input that did it is saved under BUILD_DIR/fuzz-artifacts/<target>/ for replay:
 #   BUILD_DIR/fuzz/<target> BUILD_DIR/fuzz-artifacts/<target>/crash-...
 set -uo pipefail
 
-if [ "$#" -ne 2 ]; then
-  echo "usage: $0 BUILD_DIR SECONDS" >&2
+if [ "$#" -lt 2 ]; then
+  echo "usage: $0 BUILD_DIR SECONDS [TARGET...]" >&2
   exit 2
 fi
 build_dir="$(cd "$1" && pwd)" || exit 2
 seconds="$2"
+shift 2
+only=("$@")
 source_dir="$(cd "$(dirname "$0")" && pwd)"
 
 # target:corpus folder
-targets=("fuzz_zarr_metadata:metadata" "fuzz_chunk_decode:chunk")
+targets=("fuzz_zarr_metadata:metadata" "fuzz_chunk_decode:chunk" "fuzz_expression:expression")
 
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
@@ -26,6 +29,9 @@ failed=0
 for entry in "${targets[@]}"; do
   target="${entry%%:*}"
   corpus="${entry##*:}"
+  if [ "${#only[@]}" -gt 0 ] && [[ ! " ${only[*]} " =~ " $target " ]]; then
+    continue
+  fi
   binary="$build_dir/fuzz/$target"
   if [ ! -x "$binary" ]; then
     echo "missing $binary: build it first (ninja -C $build_dir $target)" >&2

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "calc_command.hpp"
 #include "history_command.hpp"
 #include "info_command.hpp"
 #include "measure_reserved_command.hpp"
@@ -65,6 +66,7 @@ int Main(int argc, char** argv) {
   tessera::cli::InfoCommand info(app);
   tessera::cli::SampleCommand sample(app);
   tessera::cli::RechunkCommand rechunk(app);
+  tessera::cli::CalcCommand calc(app);
   tessera::cli::HistoryCommand history(app);
   tessera::cli::MeasureReservedCommand measure_reserved(app);
   tessera::cli::ReportCommand report(app);
@@ -86,6 +88,7 @@ int Main(int argc, char** argv) {
   if (info.selected()) info.Run(std::cout);
   if (sample.selected()) sample.Run(std::cout);
   if (rechunk.selected()) rechunk.Run(std::cout);
+  if (calc.selected()) calc.Run(std::cout);
   if (history.selected()) history.Run(std::cout);
   if (measure_reserved.selected()) measure_reserved.Run(std::cout);
   if (report.selected()) report.Run(std::cout);

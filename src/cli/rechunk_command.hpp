@@ -27,6 +27,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "spec_options.hpp"
 
 namespace tessera::cli {
 
@@ -46,12 +47,7 @@ class RechunkCommand {
   std::string in_path_;
   std::string out_path_;
   std::string chunks_;
-  std::string allowed_mem_;
-  std::string reserved_mem_ = "0";
-  std::string total_mem_;  // "" = detected
-  std::string work_dir_;   // "" = the system temp dir
-  int workers_ = 0;        // 0 = all cores
-  std::string executor_ = "threads";
+  SpecOptions spec_options_{SpecOptions::AllowedMem::kRequiredSize};
   std::string codec_;  // "" = IN's compressor
   std::string intermediate_ = "auto";
   bool plan_only_ = false;

@@ -1,18 +1,37 @@
 #include "store_argument.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
+#include <vector>
 
 #include "tessera/core/errors.hpp"
 
 namespace tessera::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The names of the arrays directly inside group directory `group`, sorted.
+std::vector<std::string> MemberArrays(const fs::path& group) {
+  std::vector<std::string> names;
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(group, error)) {
+    if (fs::exists(entry.path() / ".zarray", error)) {
+      names.push_back(entry.path().filename().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
 
 void AddStoreArgument(CLI::App& command, std::string& path) {
   command.add_option("STORE", path, "Path to a Zarr v2 array or group (a directory)")->required();
 }
 
 std::shared_ptr<DirectoryStore> OpenStoreArgument(const std::string& path) {
-  namespace fs = std::filesystem;
   std::error_code error;
   const fs::file_status status = fs::status(path, error);
   if (error && error != std::errc::no_such_file_or_directory) {
@@ -28,6 +47,24 @@ std::shared_ptr<DirectoryStore> OpenStoreArgument(const std::string& path) {
                        ".zarray or .zgroup; pass the directory, not a file inside it)");
   }
   return DirectoryStore::Open(path, DirectoryStore::Options{.create = false, .fsync = false});
+}
+
+StoredArrayArgument OpenArrayArgument(const std::string& path, const std::string& label) {
+  std::shared_ptr<DirectoryStore> store = OpenStoreArgument(path);
+  if (IsZarrGroup(*store, "")) {
+    const std::vector<std::string> members = MemberArrays(path);
+    if (members.empty()) {
+      throw InvalidArgument(label + " " + path +
+                            " is a Zarr group holding no array; pass an array");
+    }
+    std::string listed;
+    for (const std::string& name : members) listed += (listed.empty() ? "" : ", ") + name;
+    throw InvalidArgument(label + " " + path + " is a Zarr group, not an array; pass one of its " +
+                          "arrays (" + listed + "), e.g. " +
+                          (fs::path(path) / members.front()).string());
+  }
+  ZarrArray array = ZarrArray::Open(store);
+  return StoredArrayArgument{fs::path(path), std::move(store), std::move(array)};
 }
 
 }  // namespace tessera::cli

@@ -4,16 +4,19 @@
 //   std::string path;
 //   AddStoreArgument(*subcommand, path);            // positional, required
 //   auto store = OpenStoreArgument(path);           // after parsing
+//   StoredArrayArgument in = OpenArrayArgument(path, "IN");   // a Zarr array, not a group
 //
 // Opening never creates anything: a missing path or a path that is not a directory is
 // the user's mistake and throws StorageError naming the path.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "CLI/CLI.hpp"
 #include "tessera/storage/directory_store.hpp"
+#include "tessera/storage/zarr_array.hpp"
 
 namespace tessera::cli {
 
@@ -24,5 +27,17 @@ void AddStoreArgument(CLI::App& command, std::string& path);
 // Opens `path` read-only (nothing is created). Throws StorageError when it does not
 // exist or is not a directory.
 std::shared_ptr<DirectoryStore> OpenStoreArgument(const std::string& path);
+
+// A Zarr array named on the command line, opened read-only.
+struct StoredArrayArgument {
+  std::filesystem::path directory;
+  std::shared_ptr<DirectoryStore> store;
+  ZarrArray array;
+};
+
+// Opens the Zarr array at `path`; `label` names the argument in errors ("IN", "--input
+// t2"). Throws as OpenStoreArgument, InvalidArgument for a group (naming its arrays),
+// and StorageError/FormatError for a directory that holds no valid array.
+StoredArrayArgument OpenArrayArgument(const std::string& path, const std::string& label);
 
 }  // namespace tessera::cli

@@ -1,0 +1,292 @@
+// evaluate_expression: the arrays it builds compute what the formula says, checked
+// element by element against the same formula in plain C++ (double) arithmetic; dtypes
+// follow numpy's weak-scalar rules; errors point at the offending column.
+#include "tessera/api/expression.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "expression_parser.hpp"
+#include "tessera/api/creation.hpp"
+#include "test_seed.hpp"
+
+namespace tessera {
+namespace {
+
+using Inputs = std::map<std::string, Array, std::less<>>;
+
+Spec TestSpec() {
+  Spec spec;
+  spec.allowed_mem = 64 << 20;
+  spec.max_workers = 2;
+  return spec;
+}
+
+NDArray Compute(const Array& array) {
+  ComputeOptions options;
+  options.execute.progress = ProgressMode::kNever;
+  return array.compute(options);
+}
+
+// Values of `dtype` as double, C order.
+std::vector<double> Values(const NDArray& array) {
+  std::vector<double> values;
+  VisitDType(array.dtype(), [&]<class Tag>(Tag) {
+    using T = typename Tag::type;
+    for (const T value : array.data<T>()) values.push_back(static_cast<double>(value));
+  });
+  return values;
+}
+
+// (rows, columns) values from `generate(row, column)`, as float32.
+template <class Generate>
+NDArray Float32Matrix(Index rows, Index columns, Generate generate) {
+  std::vector<float> values;
+  for (Index row = 0; row < rows; ++row) {
+    for (Index column = 0; column < columns; ++column) values.push_back(generate(row, column));
+  }
+  return NDArray::FromValues<float>({rows, columns}, values);
+}
+
+ExpressionError ErrorOf(std::string_view text, const Inputs& inputs) {
+  try {
+    evaluate_expression(text, inputs);
+  } catch (const ExpressionError& error) {
+    return error;
+  }
+  ADD_FAILURE() << "\"" << text << "\" evaluated";
+  return ExpressionError(text, 1, "evaluated");
+}
+
+class ExpressionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::mt19937_64 random(testing::TestSeed());
+    std::uniform_real_distribution<float> kelvin(250.0f, 310.0f);
+    std::uniform_real_distribution<float> percent(10.0f, 100.0f);
+    t2_ = Float32Matrix(7, 9, [&](Index, Index) { return kelvin(random); });
+    rh_ = Float32Matrix(7, 9, [&](Index, Index) { return percent(random); });
+    inputs_.emplace("t2", asarray(t2_, {3, 4}, TestSpec()));
+    inputs_.emplace("rh", asarray(rh_, {3, 4}, TestSpec()));
+  }
+
+  NDArray t2_;
+  NDArray rh_;
+  Inputs inputs_;
+};
+
+TEST_F(ExpressionTest, DewPointOnFloat32StaysFloat32AndMatchesTheFormula) {
+  const ExpressionResult td = evaluate_expression(
+      "td = ((1/273) - 0.0001844*log(0.611*exp(5423*((1/273)-(1/t2)))*rh/100/0.611))**-1", inputs_);
+  EXPECT_EQ(td.name, "td");
+  EXPECT_EQ(td.array.dtype(), float32);
+  EXPECT_EQ(td.array.shape(), (Shape{7, 9}));
+  EXPECT_EQ(td.array.chunks(), (Shape{3, 4}));
+  const std::vector<double> computed = Values(Compute(td.array));
+  const std::vector<double> t2 = Values(t2_);
+  const std::vector<double> rh = Values(rh_);
+  for (std::size_t index = 0; index < computed.size(); ++index) {
+    const double e = 0.611 * std::exp(5423 * ((1.0 / 273) - (1 / t2[index])));
+    const double expected = 1 / ((1.0 / 273) - 0.0001844 * std::log(e * rh[index] / 100 / 0.611));
+    EXPECT_NEAR(computed[index], expected, 2e-5 * expected) << "element " << index;
+  }
+}
+
+TEST_F(ExpressionTest, ArithmeticPrecedenceAndPowers) {
+  const std::vector<double> t2 = Values(t2_);
+  const std::vector<double> computed = Values(
+      Compute(evaluate_expression("-(t2 / 100)**2 + 3 * (t2 / 100)**-1 - 2**3**2 // 7 % 5", inputs_)
+                  .array));
+  for (std::size_t index = 0; index < computed.size(); ++index) {
+    const double x = t2[index] / 100;
+    const double expected = -(x * x) + 3 / x - static_cast<double>((512 / 7) % 5);
+    EXPECT_NEAR(computed[index], expected, 1e-5 * std::abs(expected) + 1e-5) << index;
+  }
+}
+
+TEST_F(ExpressionTest, ScalarsAreWeakAndFoldedAsPython) {
+  EXPECT_EQ(evaluate_expression("t2 * 2.5", inputs_).array.dtype(), float32);
+  EXPECT_EQ(evaluate_expression("t2 * log(10)", inputs_).array.dtype(), float32);
+  EXPECT_EQ(evaluate_expression("t2 > 300", inputs_).array.dtype(), bool_);
+  Inputs counts{{"n", asarray<std::int16_t>({1, 2, 3, 4}, {2}, TestSpec())}};
+  EXPECT_EQ(evaluate_expression("n + 1", counts).array.dtype(), int16);
+  EXPECT_EQ(evaluate_expression("n * 0.5", counts).array.dtype(), float64);
+  EXPECT_EQ(evaluate_expression("n / 2", counts).array.dtype(), float64);
+  EXPECT_EQ(evaluate_expression("astype(n, float32) * 0.5", counts).array.dtype(), float32);
+  EXPECT_EQ(Values(Compute(evaluate_expression("n * (7 // 2) + 2**10 - 10 % 3", counts).array)),
+            (std::vector<double>{1026, 1029, 1032, 1035}));
+  EXPECT_EQ(Values(Compute(evaluate_expression("-n // 3 + (-7) % 3", counts).array)),
+            (std::vector<double>{1, 1, 1, 0}));  // floor division as numpy, Python's modulo
+  // Inputs win over constants of the same name; the constants otherwise.
+  Inputs vapour{{"e", asarray<double>({1, 2}, {2}, TestSpec())}};
+  EXPECT_EQ(Values(Compute(evaluate_expression("e * 2 + pi - pi", vapour).array)),
+            (std::vector<double>{2, 4}));
+  const std::vector<double> constants =
+      Values(Compute(evaluate_expression("n * 0 + e + isinf(inf) + isnan(nan)", counts).array));
+  EXPECT_NEAR(constants[0], std::exp(1.0) + 2, 1e-12);
+}
+
+TEST_F(ExpressionTest, ReductionsWithAxisMatchHandLoops) {
+  const std::vector<double> t2 = Values(t2_);
+  const auto at = [&](Index row, Index column) {
+    return t2[static_cast<std::size_t>(row * 9 + column)];
+  };
+
+  const Array sum0 = evaluate_expression("sum(t2, axis=0)", inputs_).array;
+  EXPECT_EQ(sum0.shape(), (Shape{9}));
+  const std::vector<double> sums = Values(Compute(sum0));
+  for (Index column = 0; column < 9; ++column) {
+    double expected = 0;
+    for (Index row = 0; row < 7; ++row) expected += at(row, column);
+    EXPECT_NEAR(sums[static_cast<std::size_t>(column)], expected, 1e-5 * expected);
+  }
+
+  const Array means = evaluate_expression("mean(t2, -1, keepdims=True)", inputs_).array;
+  EXPECT_EQ(means.shape(), (Shape{7, 1}));
+  const std::vector<double> row_means = Values(Compute(means));
+  for (Index row = 0; row < 7; ++row) {
+    double expected = 0;
+    for (Index column = 0; column < 9; ++column) expected += at(row, column) / 9;
+    EXPECT_NEAR(row_means[static_cast<std::size_t>(row)], expected, 1e-5 * expected);
+  }
+
+  const std::vector<double> variances =
+      Values(Compute(evaluate_expression("var(t2, axis=0, correction=1)", inputs_).array));
+  for (Index column = 0; column < 9; ++column) {
+    double mean = 0;
+    for (Index row = 0; row < 7; ++row) mean += at(row, column) / 7;
+    double squares = 0;
+    for (Index row = 0; row < 7; ++row)
+      squares += (at(row, column) - mean) * (at(row, column) - mean);
+    EXPECT_NEAR(variances[static_cast<std::size_t>(column)], squares / 6,
+                1e-3 * squares / 6 + 1e-3);
+  }
+
+  double largest = -1;
+  double smallest = 1e9;
+  for (const double value : t2) {
+    largest = std::max(largest, value);
+    smallest = std::min(smallest, value);
+  }
+  EXPECT_EQ(Values(Compute(evaluate_expression("max(t2, (0, 1)) - min(t2)", inputs_).array)),
+            (std::vector<double>{
+                static_cast<double>(static_cast<float>(largest) - static_cast<float>(smallest))}));
+
+  const std::vector<double> argmax =
+      Values(Compute(evaluate_expression("argmax(t2, axis=1)", inputs_).array));
+  for (Index row = 0; row < 7; ++row) {
+    Index best = 0;
+    for (Index column = 1; column < 9; ++column) {
+      if (at(row, column) > at(row, best)) best = column;
+    }
+    EXPECT_EQ(argmax[static_cast<std::size_t>(row)], static_cast<double>(best)) << row;
+  }
+  const std::vector<double> hot =
+      Values(Compute(evaluate_expression("count_nonzero(t2 > 280, axis=None)", inputs_).array));
+  double expected_hot = 0;
+  for (const double value : t2) expected_hot += value > 280 ? 1 : 0;
+  EXPECT_EQ(hot, (std::vector<double>{expected_hot}));
+}
+
+TEST_F(ExpressionTest, WhereTakesArraysAndNumbers) {
+  const std::vector<double> t2 = Values(t2_);
+  const std::vector<double> rh = Values(rh_);
+  const Array clipped = evaluate_expression("where(t2 > 280, t2 - 273.15, nan)", inputs_).array;
+  EXPECT_EQ(clipped.dtype(), float32);
+  const std::vector<double> values = Values(Compute(clipped));
+  const Array flags = evaluate_expression("where((rh > 50) & ~(t2 < 260), 1, 0.5)", inputs_).array;
+  EXPECT_EQ(flags.dtype(), float64);
+  const std::vector<double> flag_values = Values(Compute(flags));
+  const std::vector<double> mixed =
+      Values(Compute(evaluate_expression("where(t2 > 280, t2, rh)", inputs_).array));
+  for (std::size_t index = 0; index < values.size(); ++index) {
+    if (t2[index] > 280) {
+      EXPECT_NEAR(values[index], static_cast<float>(t2[index]) - 273.15f, 1e-4);
+    } else {
+      EXPECT_TRUE(std::isnan(values[index]));
+    }
+    EXPECT_EQ(flag_values[index], rh[index] > 50 && !(t2[index] < 260) ? 1.0 : 0.5);
+    EXPECT_EQ(mixed[index], t2[index] > 280 ? t2[index] : rh[index]);
+  }
+  EXPECT_EQ(Values(Compute(evaluate_expression("where(False, 0, t2)", inputs_).array)), t2);
+}
+
+// Every function of the table builds: its name is the one tessera's kernels know.
+TEST_F(ExpressionTest, EveryFunctionOfTheTableBuilds) {
+  Inputs inputs{{"f", asarray<double>({0.25, 0.5}, {1}, TestSpec())},
+                {"i", asarray<std::int32_t>({1, 2}, {1}, TestSpec())}};
+  for (const std::string_view name : expression::FunctionNames()) {
+    const expression::FunctionInfo& info = *expression::FindFunction(name);
+    const bool integers = name.starts_with("bitwise") || name == "invert";
+    const std::string x = integers ? "i" : "f";
+    std::string call = std::string(name) + "(" + x;
+    switch (info.kind) {
+      case expression::FunctionKind::kUnary:
+        break;
+      case expression::FunctionKind::kBinary:
+        call += ", " + x;
+        break;
+      case expression::FunctionKind::kWhere:
+        call = "where(f > 0.3, f, i";
+        break;
+      case expression::FunctionKind::kAsType:
+        call += ", int8";
+        break;
+      case expression::FunctionKind::kReduction:
+      case expression::FunctionKind::kArgReduction:
+        call += ", axis=0, keepdims=True";
+        break;
+    }
+    call += ")";
+    EXPECT_NO_THROW(evaluate_expression(call, inputs)) << call;
+  }
+}
+
+TEST_F(ExpressionTest, ErrorsPointAtTheColumn) {
+  struct Bad {
+    std::string_view text;
+    int column;
+    std::string_view reason_part;
+  };
+  Inputs inputs = inputs_;
+  inputs.emplace("short", asarray<float>({1, 2, 3}, {3}, TestSpec()));
+  const Bad cases[] = {
+      {"td = 1 / tt2", 10, "unknown name \"tt2\"; did you mean \"t2\"? (inputs: rh, short, t2)"},
+      {"t2 + short", 4, "'+': "},
+      {"1 / 273 * 2", 1, "uses no input array"},
+      {"log(2)", 1, "uses no input array"},
+      {"t2 + log", 6, "\"log\" is a function"},
+      {"t2 + 7 // 0", 8, "division or modulo by zero"},
+      {"t2 * 2**64", 7, "overflows 64 bits"},
+      {"t2 & 1", 4, "'&'"},
+      {"sum(3)", 5, "sum() needs an array here"},
+      {"sum(t2, axis=1.5)", 14, "axis must be an integer"},
+      {"max(t2, rh)", 9, "maximum(x, y)"},
+      {"sum(t2, axis=(0, 1.0))", 18, "axis must be an integer"},
+      {"mean(t2, 2)", 1, "mean(): "},
+      {"argmax(t2, axis=(0, 1))", 17, "argmax() takes one axis"},
+      {"y = (2 + 3) * 4", 6, "uses no input array"},
+      {"astype(t2, float33)", 12, "expected a dtype name"},
+      {"t2 + None", 6, "None is only allowed"},
+      {"t2 + (1, 2)", 6, "a tuple is only allowed"},
+      {"sum(t2, keepdims=0.5)", 18, "keepdims must be True or False"},
+  };
+  for (const Bad& bad : cases) {
+    const ExpressionError error = ErrorOf(bad.text, inputs);
+    EXPECT_EQ(error.column(), bad.column) << bad.text << ": " << error.what();
+    EXPECT_NE(error.reason().find(bad.reason_part), std::string::npos)
+        << bad.text << ": " << error.reason();
+  }
+  EXPECT_THROW(evaluate_expression("x", {{"2x", inputs_.at("t2")}}), InvalidArgument);
+  EXPECT_THROW(evaluate_expression("x", {{"not", inputs_.at("t2")}}), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,138 @@
+#include "run_summary.hpp"
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+#include <system_error>
+#include <vector>
+
+#include "tessera/core/byte_size.hpp"
+#include "tessera/core/shape.hpp"
+
+namespace tessera::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// `text` as a Python single-quoted string literal.
+std::string PythonString(const std::string& text) {
+  std::string quoted = "'";
+  for (const char c : text) {
+    if (c == '\\' || c == '\'') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "'";
+}
+
+// `python3 -c "<code>"`, with what a shell expands inside double quotes escaped.
+std::string PythonCommand(const std::string& code) {
+  std::string command = "python3 -c \"";
+  for (const char c : code) {
+    if (c == '"' || c == '\\' || c == '$' || c == '`') command += '\\';
+    command += c;
+  }
+  return command + "\"";
+}
+
+}  // namespace
+
+void WriteRow(std::ostream& out, std::string_view label, const std::string& value) {
+  constexpr int kLabelWidth = 15;  // fits the longest label, "intermediates"
+  out << "  " << std::left << std::setw(kLabelWidth) << label << value << '\n';
+}
+
+void WriteSource(std::ostream& out, const std::string& label, const ZarrArray& array) {
+  const ZarrMetadata& metadata = array.metadata();
+  std::string dims;
+  for (const std::string& name : array.attributes().dimension_names) {
+    dims += (dims.empty() ? "" : ", ") + name;
+  }
+  const std::int64_t logical = CheckedMul(ShapeSize(metadata.shape), metadata.dtype.itemsize());
+  const ZarrArray::StoredChunks stored = array.CountStoredChunks();
+  out << label << '\n';
+  WriteRow(out, "shape", ShapeToString(metadata.shape) + (dims.empty() ? "" : " (" + dims + ")"));
+  WriteRow(out, "dtype", std::string(metadata.dtype.name()));
+  WriteRow(out, "chunks", ShapeToString(metadata.chunks));
+  WriteRow(out, "codec", metadata.compressor ? DescribeCodec(*metadata.compressor) : "none (raw)");
+  WriteRow(out, "size",
+           format_bytes(logical) + " logical, " + format_bytes(stored.bytes) + " stored in " +
+               std::to_string(stored.count) + " chunks");
+}
+
+void WriteBudget(std::ostream& out, const Spec& requested, const FinalizedPlan& plan) {
+  const Spec& spec = plan.spec();
+  out << "Budget\n";
+  if (requested.allowed_mem_is_auto()) {
+    WriteRow(out, "allowed_mem",
+             "auto -> " + format_bytes(spec.allowed_mem) +
+                 " per task (the smallest that runs this plan)");
+  } else {
+    WriteRow(out, "allowed_mem", format_bytes(requested.allowed_mem) + " per task");
+  }
+  WriteRow(out, "reserved_mem", format_bytes(spec.reserved_mem) + " per task (included)");
+  if (!spec.memory_tiers.empty()) {
+    std::string tiers;
+    for (const std::int64_t tier : spec.memory_tiers) {
+      tiers += (tiers.empty() ? "" : ", ") + format_bytes(tier);
+    }
+    WriteRow(out, "memory_tiers", tiers);
+  }
+  WriteRow(out, "total_mem",
+           format_bytes(spec.effective_total_mem()) + (spec.total_mem == 0 ? " (detected)" : ""));
+  WriteRow(out, "work_dir",
+           (spec.work_dir.empty() ? fs::temp_directory_path().string() : spec.work_dir) +
+               " (intermediates on disk, in a fresh folder removed afterwards)");
+  WriteRow(out, "workers",
+           std::to_string(spec.effective_max_workers()) + " (" + spec.executor + " executor)");
+}
+
+void WriteRunReport(std::ostream& out, const ExecutionReport& report) {
+  std::vector<std::string> tasks;
+  std::size_t name_width = 2;
+  std::size_t tasks_width = 5;
+  for (const OpReport& op : report.ops) {
+    tasks.push_back(std::to_string(op.tasks));
+    if (op.tasks_skipped > 0) tasks.back() += " (" + std::to_string(op.tasks_skipped) + " resumed)";
+    name_width = std::max(name_width, op.name.size());
+    tasks_width = std::max(tasks_width, tasks.back().size());
+  }
+  const auto row = [&](const std::string& name, const std::string& task_count,
+                       const std::string& projected, const std::string& measured,
+                       const std::string& seconds) {
+    out << "  " << std::left << std::setw(static_cast<int>(name_width)) << name << std::right
+        << std::setw(static_cast<int>(tasks_width) + 2) << task_count << std::setw(16) << projected
+        << std::setw(14) << measured << std::setw(10) << seconds << '\n';
+  };
+  row("op", "tasks", "projected/task", "measured max", "seconds");
+  for (std::size_t index = 0; index < report.ops.size(); ++index) {
+    const OpReport& op = report.ops[index];
+    std::ostringstream seconds;
+    seconds << std::fixed << std::setprecision(2) << op.seconds;
+    row(op.name, tasks[index], format_bytes(op.projected_mem), format_bytes(op.measured_mem_max),
+        seconds.str());
+  }
+  out << "Total " << std::fixed << std::setprecision(2) << report.seconds << " s; process peak RSS "
+      << format_bytes(report.peak_rss_bytes) << '\n';
+}
+
+void WriteHowToOpen(std::ostream& out, const fs::path& target, bool has_dimension_names) {
+  out << "Open it with zarr-python:\n  "
+      << PythonCommand("import zarr; print(zarr.open(" + PythonString(target.string()) +
+                       ", mode='r'))")
+      << '\n';
+  const fs::path group = target.parent_path();
+  std::error_code error;
+  const bool in_group = !group.empty() && fs::exists(group / ".zgroup", error);
+  if (in_group && has_dimension_names) {
+    out << "or with xarray, as the variable " << target.filename().string() << " of the group "
+        << group.string() << ":\n  "
+        << PythonCommand("import xarray as xr; print(xr.open_zarr(" + PythonString(group.string()) +
+                         ", consolidated=False)[" + PythonString(target.filename().string()) + "])")
+        << '\n';
+  } else if (has_dimension_names) {
+    out << "(xarray opens Zarr groups, not bare arrays: to open the result with "
+           "xr.open_zarr, write it inside a group, OUT = GROUP.zarr/NAME)\n";
+  }
+}
+
+}  // namespace tessera::cli

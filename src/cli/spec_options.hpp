@@ -1,0 +1,51 @@
+// The budget and execution options `tessera` commands share (--allowed-mem,
+// --reserved-mem, --total-mem, --work-dir, --workers, --executor, and for the
+// calculator --memory-tiers), registered on a subcommand and turned into a Spec.
+//
+//   SpecOptions spec_options(SpecOptions::AllowedMem::kSizeOrAuto);
+//   spec_options.Register(*command);     // before parsing
+//   Spec spec = spec_options.Build();    // after parsing; throws InvalidArgument
+//
+// Build's errors name the option (--allowed-mem: ...) and say what to change. The
+// object must outlive the parse (CLI11 writes into it).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "CLI/CLI.hpp"
+#include "tessera/core/spec.hpp"
+
+namespace tessera::cli {
+
+// parse_bytes with the option's name in its error.
+std::int64_t ParseSizeOption(const std::string& text, std::string_view option);
+
+class SpecOptions {
+ public:
+  enum class AllowedMem {
+    kRequiredSize,  // --allowed-mem SIZE is required
+    kSizeOrAuto,    // --allowed-mem SIZE|auto, auto by default; adds --memory-tiers
+  };
+  explicit SpecOptions(AllowedMem allowed_mem) : mode_(allowed_mem) {
+    if (mode_ == AllowedMem::kSizeOrAuto) allowed_mem_ = "auto";
+  }
+
+  void Register(CLI::App& command);
+  Spec Build() const;
+
+  const std::string& allowed_mem_text() const { return allowed_mem_; }
+
+ private:
+  AllowedMem mode_;
+  std::string allowed_mem_;
+  std::string reserved_mem_ = "0";
+  std::string total_mem_;  // "" = detected
+  std::string memory_tiers_;
+  std::string work_dir_;  // "" = the system temp dir
+  int workers_ = 0;       // 0 = all cores
+  std::string executor_ = "threads";
+};
+
+}  // namespace tessera::cli
