@@ -54,10 +54,10 @@ TEST(ProgressBar, DrawsInPlaceAndEndsEachOpsLine) {
   std::FILE* out = std::tmpfile();
   ASSERT_NE(out, nullptr);
   ProgressBar bar(true, out);
-  bar.Start("a-long-name", 2);
-  bar.Update(1);  // within 100 ms of the start: not drawn
-  bar.Finish(2);
-  bar.Start("b", 1);
+  bar.Start(0, "a-long-name", 2);
+  bar.Update(0, 1);  // within 100 ms of the start: not drawn
+  bar.Finish(0, 2);
+  bar.Start(1, "b", 1);
   bar.Interrupt();
   const std::string text = Contents(out);
   std::fclose(out);
@@ -73,9 +73,9 @@ TEST(ProgressBar, DisabledWritesNothing) {
   std::FILE* out = std::tmpfile();
   ASSERT_NE(out, nullptr);
   ProgressBar bar(false, out);
-  bar.Start("a", 2);
-  bar.Update(1);
-  bar.Finish(2);
+  bar.Start(0, "a", 2);
+  bar.Update(0, 1);
+  bar.Finish(0, 2);
   bar.Interrupt();
   EXPECT_EQ(Contents(out), "");
   std::fclose(out);
