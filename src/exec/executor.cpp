@@ -246,8 +246,9 @@ ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, c
     run.report.seconds = SecondsSince(run.start);
     const std::int64_t peak = PeakRssBytes();
     report.peak_rss_bytes = std::max(report.peak_rss_bytes, peak);
-    if (run.rss_reset)
+    if (run.rss_reset) {
       run.report.rss_growth_bytes = std::max<std::int64_t>(peak - run.rss_before, 0);
+    }
     --in_flight;
     history.RecordOp(index, run.report, run.tasks);
     if (std::optional<std::string> warning =
