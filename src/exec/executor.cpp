@@ -149,12 +149,26 @@ std::optional<std::string> FootprintWarning(const ExecutableOp& op, const OpRepo
 // What the executor keeps of one op between its Prepare() and its Commit().
 struct OpRun {
   OpReport report;
-  std::vector<TaskRecord> tasks;  // its records (report.tasks interleaves ops)
+  std::vector<std::size_t> tasks;  // where its records are in report.tasks
   Clock::time_point start;
   std::int64_t done = 0;
   std::int64_t rss_before = 0;  // the RSS when the high-water mark it reads was reset
   bool rss_reset = false;       // whether that reset succeeded
 };
+
+// The records of one op: a view of report.tasks where they lie side by side (always
+// when the op ran alone), else a copy in `gathered`.
+std::span<const TaskRecord> OpTasks(const ExecutionReport& report,
+                                    const std::vector<std::size_t>& indices,
+                                    std::vector<TaskRecord>& gathered) {
+  if (indices.empty()) return {};
+  if (indices.back() - indices.front() + 1 == indices.size()) {
+    return std::span<const TaskRecord>(report.tasks).subspan(indices.front(), indices.size());
+  }
+  gathered.reserve(indices.size());
+  for (std::size_t index : indices) gathered.push_back(report.tasks[index]);
+  return gathered;
+}
 
 OpReport StartReport(const OpInfo& info) {
   OpReport op_report;
@@ -201,6 +215,9 @@ ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, c
   report.history_run = history.run_id();
   exec::ProgressBar progress(exec::ProgressEnabled(options.progress), stderr);
   std::vector<OpRun> runs(ops.size());
+  std::int64_t all_tasks = 0;
+  for (const auto& op : ops) all_tasks += std::max<std::int64_t>(op->info().num_tasks, 0);
+  report.tasks.reserve(static_cast<std::size_t>(all_tasks));
   // The process's high-water mark is reset only when no op is in flight (it is one per
   // process): ops that overlap read the one reset when the first of them started.
   int in_flight = 0;
@@ -232,8 +249,8 @@ ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, c
       run.report.retries += record.attempts - 1;
     }
     run.report.projected_mem = std::max(run.report.projected_mem, record.projected_mem);
+    run.tasks.push_back(report.tasks.size());
     report.tasks.push_back(record);
-    run.tasks.push_back(record);
     progress.Update(index, run.done);
     if (options.on_task) options.on_task(record);
   };
@@ -242,7 +259,9 @@ ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, c
     OpRun& run = runs[static_cast<std::size_t>(index)];
     RunStep(op.info().name, "to commit its output", [&] { op.Commit(); });
     progress.Finish(index, run.done);
-    Summarize(run.tasks, run.report);
+    std::vector<TaskRecord> gathered;
+    const std::span<const TaskRecord> tasks = OpTasks(report, run.tasks, gathered);
+    Summarize(tasks, run.report);
     run.report.seconds = SecondsSince(run.start);
     const std::int64_t peak = PeakRssBytes();
     report.peak_rss_bytes = std::max(report.peak_rss_bytes, peak);
@@ -250,13 +269,13 @@ ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, c
       run.report.rss_growth_bytes = std::max<std::int64_t>(peak - run.rss_before, 0);
     }
     --in_flight;
-    history.RecordOp(index, run.report, run.tasks);
+    history.RecordOp(index, run.report, tasks);
     if (std::optional<std::string> warning =
-            FootprintWarning(op, run.report, run.tasks, spec, history.run_id() != 0)) {
+            FootprintWarning(op, run.report, tasks, spec, history.run_id() != 0)) {
       Warn(*warning);
       report.warnings.push_back(std::move(*warning));
     }
-    run.tasks = {};  // the records stay in report.tasks
+    run.tasks = {};
     // The op has committed: inputs it was the last reader of are no longer needed.
     for (int input : DistinctInputs(op.info())) {
       if (--consumers_left[static_cast<std::size_t>(input)] > 0) continue;

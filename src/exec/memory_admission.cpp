@@ -4,9 +4,8 @@
 
 namespace tessera::exec {
 
-std::int64_t TaskCost(const ExecutableOp& op, std::int64_t task, std::int64_t reserved_mem) {
-  const OpInfo& info = op.info();
-  std::int64_t held = op.projected_mem(task);
+std::int64_t TaskCost(const OpInfo& info, std::int64_t projected, std::int64_t reserved_mem) {
+  std::int64_t held = projected;
   if (info.estimate_from_history) held = std::max(held, info.estimated_mem);
   return std::max<std::int64_t>(held - reserved_mem, 1);
 }

@@ -1,7 +1,8 @@
 // Admission by memory: which tasks may run at once under total_mem.
 //
 //   exec::MemoryAdmission pool(spec.effective_total_mem() - spec.reserved_mem);
-//   const std::int64_t cost = exec::TaskCost(op, task, spec.reserved_mem);
+//   const std::int64_t cost =
+//       exec::TaskCost(op.info(), op.projected_mem(task), spec.reserved_mem);
 //   if (pool.Fits(cost)) { pool.Admit(cost); RunTask(task); pool.Release(cost); }
 //
 // The pool holds what the process may use beyond its baseline (reserved_mem is counted
@@ -22,8 +23,9 @@
 
 namespace tessera::exec {
 
-// What task `task` of `op` holds beyond the process baseline (see above): at least 1.
-std::int64_t TaskCost(const ExecutableOp& op, std::int64_t task, std::int64_t reserved_mem);
+// What a task of the op `info` describes, projected at `projected` (reserved_mem
+// included), holds beyond the process baseline (see above): at least 1.
+std::int64_t TaskCost(const OpInfo& info, std::int64_t projected, std::int64_t reserved_mem);
 
 class MemoryAdmission {
  public:

@@ -70,25 +70,27 @@ class SizedOp : public ExecutableOp {
 
 TEST(TaskCost, IsTheTasksProjectionBeyondReservedMem) {
   SizedOp op(400 * kMB + 100);
-  EXPECT_EQ(TaskCost(op, 0, 100), 400 * kMB);
-  EXPECT_EQ(TaskCost(op, 7, 100), 400 * kMB - 7);  // per task, not the op's largest
-  EXPECT_EQ(TaskCost(op, 0, 0), 400 * kMB + 100);
+  EXPECT_EQ(TaskCost(op.info(), op.projected_mem(0), 100), 400 * kMB);
+  EXPECT_EQ(TaskCost(op.info(), op.projected_mem(7), 100),
+            400 * kMB - 7);  // per task, not the op's largest
+  EXPECT_EQ(TaskCost(op.info(), op.projected_mem(0), 0), 400 * kMB + 100);
 }
 
 TEST(TaskCost, CountsWhatHistoryLearnedWhenLarger) {
   SizedOp op(100 * kMB);
   op.mutable_info().estimated_mem = 250 * kMB;
-  EXPECT_EQ(TaskCost(op, 0, 0), 100 * kMB);  // an estimate not from history is ignored
+  EXPECT_EQ(TaskCost(op.info(), op.projected_mem(0), 0),
+            100 * kMB);  // an estimate not from history is ignored
   op.mutable_info().estimate_from_history = true;
-  EXPECT_EQ(TaskCost(op, 0, 10 * kMB), 240 * kMB);
+  EXPECT_EQ(TaskCost(op.info(), op.projected_mem(0), 10 * kMB), 240 * kMB);
   op.mutable_info().estimated_mem = 50 * kMB;  // the projection is larger: it counts
-  EXPECT_EQ(TaskCost(op, 0, 10 * kMB), 90 * kMB);
+  EXPECT_EQ(TaskCost(op.info(), op.projected_mem(0), 10 * kMB), 90 * kMB);
 }
 
 TEST(TaskCost, IsAtLeastOneByte) {
   SizedOp op(100);
-  EXPECT_EQ(TaskCost(op, 0, 100), 1);
-  EXPECT_EQ(TaskCost(op, 0, 500), 1);
+  EXPECT_EQ(TaskCost(op.info(), op.projected_mem(0), 100), 1);
+  EXPECT_EQ(TaskCost(op.info(), op.projected_mem(0), 500), 1);
 }
 
 }  // namespace

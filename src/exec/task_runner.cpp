@@ -45,20 +45,20 @@ OpTaskRunner::OpTaskRunner(int op_index, const ExecutableOp& op, std::int64_t re
       options_(options),
       run_start_(run_start) {}
 
-TaskRecord OpTaskRunner::NewRecord(std::int64_t task) const {
+TaskRecord OpTaskRunner::NewRecord(std::int64_t task, std::int64_t projected) const {
   TaskRecord record;
   record.op = op_index_;
   record.op_name = op_.info().name;
   record.task = task;
-  record.projected_mem = op_.projected_mem(task);
+  record.projected_mem = projected;
   record.attempts = 0;
   return record;
 }
 
-std::optional<TaskRecord> OpTaskRunner::RunOne(std::int64_t task,
+std::optional<TaskRecord> OpTaskRunner::RunOne(std::int64_t task, std::int64_t projected,
                                                const std::atomic<bool>& cancelled) const {
   using Clock = std::chrono::steady_clock;
-  TaskRecord record = NewRecord(task);
+  TaskRecord record = NewRecord(task, projected);
   const int max_attempts = 1 + std::max(0, options_.retries);
   const Clock::time_point start = Clock::now();
   record.start_seconds = std::chrono::duration<double>(start - run_start_).count();
@@ -97,14 +97,14 @@ bool OpTaskRunner::IsDone(std::int64_t task) const {
   }
 }
 
-std::optional<TaskRecord> OpTaskRunner::Run(std::int64_t task,
+std::optional<TaskRecord> OpTaskRunner::Run(std::int64_t task, std::int64_t projected,
                                             const std::atomic<bool>& cancelled) const {
   if (options_.resume && IsDone(task)) {
-    TaskRecord record = NewRecord(task);
+    TaskRecord record = NewRecord(task, projected);
     record.skipped = true;
     return record;
   }
-  return RunOne(task, cancelled);
+  return RunOne(task, projected, cancelled);
 }
 
 }  // namespace tessera::exec

@@ -1,7 +1,7 @@
 // Running one task of an op: retries, memory measurement, resume.
 //
 //   exec::OpTaskRunner runner(op_index, op, spec.reserved_mem, options, run_start);
-//   std::optional<TaskRecord> record = runner.Run(task, cancelled);   // any thread
+//   std::optional<TaskRecord> record = runner.Run(task, op.projected_mem(task), cancelled);
 //
 // Every attempt runs inside a ScopedMemoryAccount of a fresh MemoryAccount on the thread
 // that runs it; the record of the attempt that succeeded carries the account's peak plus
@@ -32,16 +32,19 @@ class OpTaskRunner {
   OpTaskRunner(int op_index, const ExecutableOp& op, std::int64_t reserved_mem,
                const ExecuteOptions& options, std::chrono::steady_clock::time_point run_start);
 
-  // Runs (or, when resuming and IsTaskDone() says so, skips) `task`: its record, or
-  // nullopt when `cancelled` was set before an attempt succeeded. Thread-safe: tasks of
-  // one op may run at once on several threads.
-  std::optional<TaskRecord> Run(std::int64_t task, const std::atomic<bool>& cancelled) const;
+  // Runs (or, when resuming and IsTaskDone() says so, skips) `task`, whose projection
+  // (op.projected_mem(task), which the caller has computed for admission) is `projected`:
+  // its record, or nullopt when `cancelled` was set before an attempt succeeded.
+  // Thread-safe: tasks of one op may run at once on several threads.
+  std::optional<TaskRecord> Run(std::int64_t task, std::int64_t projected,
+                                const std::atomic<bool>& cancelled) const;
 
  private:
   // The task run to success; nullopt when the run was cancelled before it succeeded.
-  std::optional<TaskRecord> RunOne(std::int64_t task, const std::atomic<bool>& cancelled) const;
+  std::optional<TaskRecord> RunOne(std::int64_t task, std::int64_t projected,
+                                   const std::atomic<bool>& cancelled) const;
   // A record of `task` before any attempt (attempts 0).
-  TaskRecord NewRecord(std::int64_t task) const;
+  TaskRecord NewRecord(std::int64_t task, std::int64_t projected) const;
   // Whether a previous run already did `task` (resume).
   bool IsDone(std::int64_t task) const;
 

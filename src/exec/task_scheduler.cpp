@@ -73,10 +73,10 @@ void TaskScheduler::Worker(int lane) {
     lock.unlock();
     if (work.kind == Work::Kind::kPrepare) {
       Prepare(work.op);
+      lock.lock();
     } else {
-      RunTask(lane, work);
+      RunTask(lane, work, lock);  // returns holding the lock: the next Pick follows
     }
-    lock.lock();
   }
 }
 
@@ -87,12 +87,13 @@ TaskScheduler::Work TaskScheduler::Pick() {
     if (progress.state == OpState::kReady) {
       progress.state = OpState::kPreparing;
       open_.erase(op);  // back once prepared, when it has tasks
-      return Work{Work::Kind::kPrepare, op, 0, 0};
+      return Work{Work::Kind::kPrepare, op, 0, 0, 0};
     }
     if (progress.state != OpState::kRunning) continue;
     if (progress.next_cost < 0) {
-      progress.next_cost =
-          TaskCost(*ops_[static_cast<std::size_t>(op)], progress.next_task, limits_.reserved_mem);
+      const ExecutableOp& next = *ops_[static_cast<std::size_t>(op)];
+      progress.next_projected = next.projected_mem(progress.next_task);
+      progress.next_cost = TaskCost(next.info(), progress.next_projected, limits_.reserved_mem);
     }
     const bool head = !head_seen;
     head_seen = true;
@@ -112,7 +113,8 @@ TaskScheduler::Work TaskScheduler::Pick() {
       if (bypasses_ >= limits_.workers) break;  // the head waits for no more of these
       ++bypasses_;
     }
-    const Work work{Work::Kind::kTask, op, progress.next_task, progress.next_cost};
+    const Work work{Work::Kind::kTask, op, progress.next_task, progress.next_projected,
+                    progress.next_cost};
     admission_.Admit(work.cost);
     progress.next_cost = -1;
     if (++progress.next_task >= ops_[static_cast<std::size_t>(op)]->info().num_tasks) {
@@ -147,11 +149,11 @@ void TaskScheduler::Prepare(int op) {
   if (commit) Commit(op);
 }
 
-void TaskScheduler::RunTask(int lane, const Work& work) {
+void TaskScheduler::RunTask(int lane, const Work& work, std::unique_lock<std::mutex>& lock) {
   std::exception_ptr error;
   std::optional<TaskRecord> record;
   try {
-    record = runners_[static_cast<std::size_t>(work.op)].Run(work.task, cancelled_);
+    record = runners_[static_cast<std::size_t>(work.op)].Run(work.task, work.projected, cancelled_);
     if (record) {
       record->worker = lane;
       std::lock_guard<std::mutex> hooks(hooks_mutex_);
@@ -160,22 +162,24 @@ void TaskScheduler::RunTask(int lane, const Work& work) {
   } catch (...) {
     error = std::current_exception();
   }
+  lock.lock();
+  admission_.Release(work.cost);
+  OpProgress& progress = progress_[static_cast<std::size_t>(work.op)];
   bool commit = false;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    admission_.Release(work.cost);
-    OpProgress& progress = progress_[static_cast<std::size_t>(work.op)];
-    if (error) {
-      FailLocked(error);
-    } else if (record &&
-               ++progress.finished == ops_[static_cast<std::size_t>(work.op)]->info().num_tasks &&
-               !failed_) {
-      progress.state = OpState::kCommitting;
-      commit = true;
-    }
-    if (waiting_ > 0) wake_.notify_all();
+  if (error) {
+    FailLocked(error);
+  } else if (record &&
+             ++progress.finished == ops_[static_cast<std::size_t>(work.op)]->info().num_tasks &&
+             !failed_) {
+    progress.state = OpState::kCommitting;
+    commit = true;
   }
-  if (commit) Commit(work.op);
+  if (waiting_ > 0) wake_.notify_all();
+  if (commit) {
+    lock.unlock();
+    Commit(work.op);
+    lock.lock();
+  }
 }
 
 void TaskScheduler::Commit(int op) {

@@ -87,20 +87,24 @@ class TaskScheduler {
     int inputs_left = 0;       // distinct inputs not yet committed
     std::vector<int> readers;  // distinct later ops that read this one
     std::int64_t next_task = 0;
-    std::int64_t next_cost = -1;  // TaskCost of next_task; -1 until computed
-    std::int64_t finished = 0;    // tasks that succeeded (or were skipped)
+    std::int64_t next_projected = 0;  // projected_mem(next_task), once next_cost is known
+    std::int64_t next_cost = -1;      // TaskCost of next_task; -1 until computed
+    std::int64_t finished = 0;        // tasks that succeeded (or were skipped)
   };
   struct Work {
     enum class Kind { kNone, kPrepare, kTask } kind = Kind::kNone;
     int op = 0;
     std::int64_t task = 0;
-    std::int64_t cost = 0;
+    std::int64_t projected = 0;  // the task's projection, reserved_mem included
+    std::int64_t cost = 0;       // its cost (TaskCost)
   };
 
   void Worker(int lane);
   Work Pick();  // REQUIRES: mutex_ held
   void Prepare(int op);
-  void RunTask(int lane, const Work& work);
+  // Runs a task admitted by Pick(); takes `lock` (of mutex_, released on entry) to
+  // account for its end and returns holding it.
+  void RunTask(int lane, const Work& work, std::unique_lock<std::mutex>& lock);
   void Commit(int op);
   void FailLocked(std::exception_ptr error);  // REQUIRES: mutex_ held
   void Fail(std::exception_ptr error);
