@@ -467,7 +467,16 @@ TEST(ThreadsExecutor, ReportsWhatAdmissionLetRunAtOnce) {
   spec.total_mem = 1'000'000'000;
   auto op = std::make_shared<FakeOp>("400MB", 6);
   op->mutable_info().projected_mem = 400'000'000 + 500;
-  op->set_body([](std::int64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(20)); });
+  std::atomic<int> running{0};
+  std::atomic<bool> paired{false};
+  op->set_body([&](std::int64_t) {  // waits (at most 5 s) until two have run together
+    if (++running >= 2) paired = true;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!paired && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    --running;
+  });
   const ExecutionReport report = Execute({op}, spec, Quiet());
   EXPECT_EQ(report.admission_capacity, 1'000'000'000 - 500);
   EXPECT_EQ(report.max_tasks_at_once, 2);
@@ -481,14 +490,22 @@ TEST(ThreadsExecutor, ReportsOpsInPlanOrderWhenTheyCommitOutOfOrder) {
   EventLog log;
   auto slow = std::make_shared<FakeOp>("slow", 1, &log);
   auto fast = std::make_shared<FakeOp>("fast", 1, &log);
+  std::atomic<bool> slow_started{false};
   std::atomic<bool> fast_done{false};
-  slow->set_body([&](std::int64_t) {
+  const auto wait_for = [](const std::atomic<bool>& flag) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!fast_done && std::chrono::steady_clock::now() < deadline) {
+    while (!flag && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
+  };
+  slow->set_body([&](std::int64_t) {  // runs until fast has run beside it
+    slow_started = true;
+    wait_for(fast_done);
   });
-  fast->set_body([&](std::int64_t) { fast_done = true; });
+  fast->set_body([&](std::int64_t) {
+    wait_for(slow_started);
+    fast_done = true;
+  });
   const ExecutionReport report = Execute({slow, fast}, MakeSpec("threads", 2), Quiet());
   const std::vector<std::string> events = log.events();
   EXPECT_LT(std::find(events.begin(), events.end(), "commit fast"),
