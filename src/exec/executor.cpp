@@ -13,6 +13,7 @@
 #include "op_statistics.hpp"
 #include "progress_bar.hpp"
 #include "task_runner.hpp"
+#include "task_scheduler.hpp"
 #include "tessera/core/buffer_pool.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
@@ -28,16 +29,6 @@ using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Workers for one op: 1 for "sync"; for "threads" spec.effective_max_workers(), capped by
-// the op's own concurrency (what the plan found fits in total_mem at once) when it sets
-// one.
-int WorkersFor(const Spec& spec, const OpInfo& info) {
-  if (spec.executor == "sync") return 1;
-  int workers = spec.effective_max_workers();
-  if (info.concurrency > 0) workers = std::min(workers, info.concurrency);
-  return std::max(workers, 1);
 }
 
 void CheckExecutor(const std::string& executor) {
@@ -90,11 +81,6 @@ void RunStep(const std::string& name, const char* what, Step&& step) {
     exec::ThrowLike(error,
                     "op \"" + name + "\" failed " + what + ": " + exec::DescribeException(error));
   }
-}
-
-// The records of one op's tasks: report.tasks from `first` on.
-std::span<const TaskRecord> OpTasks(const ExecutionReport& report, std::size_t first) {
-  return std::span<const TaskRecord>(report.tasks).subspan(first);
 }
 
 // Fills the op's summaries of its tasks that ran (skipped ones measured nothing).
@@ -160,13 +146,31 @@ std::optional<std::string> FootprintWarning(const ExecutableOp& op, const OpRepo
   return warning;
 }
 
-// One op from Prepare() to Commit(); its tasks' records are appended to report.tasks.
-OpReport RunOp(int op_index, ExecutableOp& op, const Spec& spec, const ExecuteOptions& options,
-               Clock::time_point run_start, exec::ProgressBar& progress, ExecutionReport& report) {
-  const OpInfo& info = op.info();
-  const Clock::time_point start = Clock::now();
-  const bool rss_reset = ResetPeakRss();
-  const std::int64_t rss_before = CurrentRssBytes();
+// What the executor keeps of one op between its Prepare() and its Commit().
+struct OpRun {
+  OpReport report;
+  std::vector<std::size_t> tasks;  // where its records are in report.tasks
+  Clock::time_point start;
+  std::int64_t done = 0;
+  std::int64_t rss_before = 0;  // the RSS when the high-water mark it reads was reset
+  bool rss_reset = false;       // whether that reset succeeded
+};
+
+// The records of one op: a view of report.tasks where they lie side by side (always
+// when the op ran alone), else a copy in `gathered`.
+std::span<const TaskRecord> OpTasks(const ExecutionReport& report,
+                                    const std::vector<std::size_t>& indices,
+                                    std::vector<TaskRecord>& gathered) {
+  if (indices.empty()) return {};
+  if (indices.back() - indices.front() + 1 == indices.size()) {
+    return std::span<const TaskRecord>(report.tasks).subspan(indices.front(), indices.size());
+  }
+  gathered.reserve(indices.size());
+  for (std::size_t index : indices) gathered.push_back(report.tasks[index]);
+  return gathered;
+}
+
+OpReport StartReport(const OpInfo& info) {
   OpReport op_report;
   op_report.name = info.name;
   op_report.kind = info.kind;
@@ -175,33 +179,6 @@ OpReport RunOp(int op_index, ExecutableOp& op, const Spec& spec, const ExecuteOp
   op_report.projected_mem = info.projected_mem;
   op_report.estimated_mem = std::max(info.estimated_mem, info.projected_mem);
   op_report.estimate_from_history = info.estimate_from_history;
-
-  RunStep(info.name, "to prepare its output", [&] { op.Prepare(); });
-  progress.Start(info.name, info.num_tasks);
-  const std::size_t first_task = report.tasks.size();
-  report.tasks.reserve(first_task + static_cast<std::size_t>(info.num_tasks));
-  std::int64_t done = 0;
-  const exec::OpTaskRunner runner(op_index, op, spec.reserved_mem, options, run_start);
-  runner.Run(WorkersFor(spec, info), [&](const TaskRecord& record) {
-    ++done;
-    if (record.skipped) {
-      ++op_report.tasks_skipped;
-    } else {
-      op_report.retries += record.attempts - 1;
-    }
-    op_report.projected_mem = std::max(op_report.projected_mem, record.projected_mem);
-    report.tasks.push_back(record);
-    progress.Update(done);
-    if (options.on_task) options.on_task(record);
-  });
-  RunStep(info.name, "to commit its output", [&] { op.Commit(); });
-  progress.Finish(done);
-
-  Summarize(OpTasks(report, first_task), op_report);
-  op_report.seconds = SecondsSince(start);
-  const std::int64_t peak = PeakRssBytes();
-  report.peak_rss_bytes = std::max(report.peak_rss_bytes, peak);
-  if (rss_reset) op_report.rss_growth_bytes = std::max<std::int64_t>(peak - rss_before, 0);
   return op_report;
 }
 
@@ -237,32 +214,94 @@ ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, c
   exec::HistoryRecorder history(spec, options);
   report.history_run = history.run_id();
   exec::ProgressBar progress(exec::ProgressEnabled(options.progress), stderr);
-  for (std::size_t index = 0; index < ops.size(); ++index) {
-    ExecutableOp& op = *ops[index];
-    const std::size_t first_task = report.tasks.size();
-    try {
-      report.ops.push_back(
-          RunOp(static_cast<int>(index), op, spec, options, start, progress, report));
-    } catch (...) {
-      progress.Interrupt();
-      report.seconds = SecondsSince(start);
-      history.Finish("failed: " + exec::DescribeException(std::current_exception()), report);
-      throw;
+  std::vector<OpRun> runs(ops.size());
+  std::int64_t all_tasks = 0;
+  for (const auto& op : ops) all_tasks += std::max<std::int64_t>(op->info().num_tasks, 0);
+  report.tasks.reserve(static_cast<std::size_t>(all_tasks));
+  // The process's high-water mark is reset only when no op is in flight (it is one per
+  // process): ops that overlap read the one reset when the first of them started.
+  int in_flight = 0;
+  bool window_reset = false;
+  std::int64_t window_rss_before = 0;
+
+  exec::TaskScheduler::Hooks hooks;
+  hooks.prepare = [&](int index) {
+    ExecutableOp& op = *ops[static_cast<std::size_t>(index)];
+    OpRun& run = runs[static_cast<std::size_t>(index)];
+    run.start = Clock::now();
+    if (in_flight++ == 0) {
+      window_reset = ResetPeakRss();
+      window_rss_before = CurrentRssBytes();
     }
-    const std::span<const TaskRecord> tasks = OpTasks(report, first_task);
-    history.RecordOp(static_cast<int>(index), report.ops.back(), tasks);
+    run.rss_reset = window_reset;
+    run.rss_before = window_rss_before;
+    run.report = StartReport(op.info());
+    run.tasks.reserve(static_cast<std::size_t>(std::max<std::int64_t>(op.info().num_tasks, 0)));
+    RunStep(op.info().name, "to prepare its output", [&] { op.Prepare(); });
+    progress.Start(index, op.info().name, op.info().num_tasks);
+  };
+  hooks.task_done = [&](int index, const TaskRecord& record) {
+    OpRun& run = runs[static_cast<std::size_t>(index)];
+    ++run.done;
+    if (record.skipped) {
+      ++run.report.tasks_skipped;
+    } else {
+      run.report.retries += record.attempts - 1;
+    }
+    run.report.projected_mem = std::max(run.report.projected_mem, record.projected_mem);
+    run.tasks.push_back(report.tasks.size());
+    report.tasks.push_back(record);
+    progress.Update(index, run.done);
+    if (options.on_task) options.on_task(record);
+  };
+  hooks.commit = [&](int index) {
+    ExecutableOp& op = *ops[static_cast<std::size_t>(index)];
+    OpRun& run = runs[static_cast<std::size_t>(index)];
+    RunStep(op.info().name, "to commit its output", [&] { op.Commit(); });
+    progress.Finish(index, run.done);
+    std::vector<TaskRecord> gathered;
+    const std::span<const TaskRecord> tasks = OpTasks(report, run.tasks, gathered);
+    Summarize(tasks, run.report);
+    run.report.seconds = SecondsSince(run.start);
+    const std::int64_t peak = PeakRssBytes();
+    report.peak_rss_bytes = std::max(report.peak_rss_bytes, peak);
+    if (run.rss_reset) {
+      run.report.rss_growth_bytes = std::max<std::int64_t>(peak - run.rss_before, 0);
+    }
+    --in_flight;
+    history.RecordOp(index, run.report, tasks);
     if (std::optional<std::string> warning =
-            FootprintWarning(op, report.ops.back(), tasks, spec, history.run_id() != 0)) {
+            FootprintWarning(op, run.report, tasks, spec, history.run_id() != 0)) {
       Warn(*warning);
       report.warnings.push_back(std::move(*warning));
     }
+    run.tasks = {};
     // The op has committed: inputs it was the last reader of are no longer needed.
     for (int input : DistinctInputs(op.info())) {
       if (--consumers_left[static_cast<std::size_t>(input)] > 0) continue;
       ExecutableOp& released = *ops[static_cast<std::size_t>(input)];
       RunStep(released.info().name, "to release its output", [&] { released.Release(); });
     }
+  };
+
+  exec::TaskScheduler::Limits limits;
+  limits.workers = spec.executor == "sync" ? 1 : spec.effective_max_workers();
+  limits.capacity = spec.effective_total_mem() - spec.reserved_mem;
+  limits.reserved_mem = spec.reserved_mem;
+  exec::TaskScheduler scheduler(ops, limits, options, start, std::move(hooks));
+  try {
+    scheduler.Run();
+  } catch (...) {
+    progress.Interrupt();
+    report.seconds = SecondsSince(start);
+    history.Finish("failed: " + exec::DescribeException(std::current_exception()), report);
+    throw;
   }
+  report.ops.reserve(ops.size());
+  for (OpRun& run : runs) report.ops.push_back(std::move(run.report));
+  report.max_tasks_at_once = scheduler.max_tasks_at_once();
+  report.max_admitted_mem = scheduler.max_admitted_mem();
+  report.admission_capacity = limits.capacity;
   report.seconds = SecondsSince(start);
   // Without permission to reset it, the high-water mark counts from the process start.
   report.peak_rss_bytes = std::max(report.peak_rss_bytes, PeakRssBytes());

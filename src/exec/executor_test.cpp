@@ -448,10 +448,105 @@ TEST(ThreadsExecutor, RunsTasksConcurrently) {
   EXPECT_EQ(MostConcurrentTasks(op, MakeSpec("threads", 2), std::chrono::seconds(5)), 2);
 }
 
-TEST(ThreadsExecutor, RespectsTheOpsConcurrency) {
-  auto op = std::make_shared<FakeOp>("one-at-a-time", 3);
-  op->mutable_info().concurrency = 1;  // the plan found room for one task at a time
-  EXPECT_EQ(MostConcurrentTasks(op, MakeSpec("threads", 2), std::chrono::milliseconds(100)), 1);
+TEST(ThreadsExecutor, AdmitsTasksByMemory) {
+  // total_mem 1 GB less reserved_mem 500 B: tasks of 400 MB (beyond reserved_mem) run
+  // two at once whatever the plan's concurrency says; tasks of 600 MB one at a time.
+  Spec spec = MakeSpec("threads", 4);
+  spec.total_mem = 1'000'000'000;
+  auto op = std::make_shared<FakeOp>("400MB", 6);
+  op->mutable_info().projected_mem = 400'000'000 + 500;
+  op->mutable_info().concurrency = 1;  // informational: admission decides
+  EXPECT_EQ(MostConcurrentTasks(op, spec, std::chrono::seconds(5)), 2);
+  auto larger = std::make_shared<FakeOp>("600MB", 3);
+  larger->mutable_info().projected_mem = 600'000'000 + 500;
+  EXPECT_EQ(MostConcurrentTasks(larger, spec, std::chrono::milliseconds(100)), 1);
+}
+
+TEST(ThreadsExecutor, ReportsWhatAdmissionLetRunAtOnce) {
+  Spec spec = MakeSpec("threads", 4);
+  spec.total_mem = 1'000'000'000;
+  auto op = std::make_shared<FakeOp>("400MB", 6);
+  op->mutable_info().projected_mem = 400'000'000 + 500;
+  std::atomic<int> running{0};
+  std::atomic<bool> paired{false};
+  op->set_body([&](std::int64_t) {  // waits (at most 5 s) until two have run together
+    if (++running >= 2) paired = true;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!paired && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    --running;
+  });
+  const ExecutionReport report = Execute({op}, spec, Quiet());
+  EXPECT_EQ(report.admission_capacity, 1'000'000'000 - 500);
+  EXPECT_EQ(report.max_tasks_at_once, 2);
+  EXPECT_EQ(report.max_admitted_mem, 800'000'000);
+  const ExecutionReport sync = Execute({op}, MakeSpec("sync", 4), Quiet());
+  EXPECT_EQ(sync.max_tasks_at_once, 1);
+  EXPECT_EQ(sync.max_admitted_mem, 400'000'000);
+}
+
+TEST(ThreadsExecutor, ReportsOpsInPlanOrderWhenTheyCommitOutOfOrder) {
+  EventLog log;
+  auto slow = std::make_shared<FakeOp>("slow", 1, &log);
+  auto fast = std::make_shared<FakeOp>("fast", 1, &log);
+  std::atomic<bool> slow_started{false};
+  std::atomic<bool> fast_done{false};
+  const auto wait_for = [](const std::atomic<bool>& flag) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!flag && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  };
+  slow->set_body([&](std::int64_t) {  // runs until fast has run beside it
+    slow_started = true;
+    wait_for(fast_done);
+  });
+  fast->set_body([&](std::int64_t) {
+    wait_for(slow_started);
+    fast_done = true;
+  });
+  const ExecutionReport report = Execute({slow, fast}, MakeSpec("threads", 2), Quiet());
+  const std::vector<std::string> events = log.events();
+  EXPECT_LT(std::find(events.begin(), events.end(), "commit fast"),
+            std::find(events.begin(), events.end(), "commit slow"));
+  ASSERT_EQ(report.ops.size(), 2u);
+  EXPECT_EQ(report.ops[0].name, "slow");
+  EXPECT_EQ(report.ops[1].name, "fast");
+  ASSERT_EQ(report.tasks.size(), 2u);
+  EXPECT_EQ(report.tasks[0].op, 1);  // completion order
+  EXPECT_EQ(report.tasks[1].op, 0);
+  EXPECT_EQ(report.max_tasks_at_once, 2);
+}
+
+TEST(ThreadsExecutor, ReleasesAnOutputOnceAllItsReadersHaveCommitted) {
+  // a and b run side by side; c reads both, d reads b only.
+  EventLog log;
+  auto a = std::make_shared<FakeOp>("a", 3, &log);
+  auto b = std::make_shared<FakeOp>("b", 3, &log);
+  auto c = std::make_shared<FakeOp>("c", 3, &log);
+  auto d = std::make_shared<FakeOp>("d", 3, &log);
+  c->mutable_info().inputs = {0, 1};
+  d->mutable_info().inputs = {1};
+  for (const auto& op : {a, b, c, d}) {
+    op->set_body([](std::int64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(2)); });
+  }
+  Execute({a, b, c, d}, MakeSpec("threads", 4), Quiet());
+  const std::vector<std::string> events = log.events();
+  const auto at = [&](const std::string& event) {
+    const auto found = std::find(events.begin(), events.end(), event);
+    EXPECT_NE(found, events.end()) << event;
+    return found - events.begin();
+  };
+  EXPECT_LT(at("commit a"), at("prepare c"));
+  EXPECT_LT(at("commit b"), at("prepare c"));
+  EXPECT_LT(at("commit b"), at("prepare d"));
+  EXPECT_LT(at("commit c"), at("release a"));
+  EXPECT_LT(at("commit c"), at("release b"));
+  EXPECT_LT(at("commit d"), at("release b"));
+  EXPECT_EQ(std::count(events.begin(), events.end(), "release a"), 1);
+  EXPECT_EQ(std::count(events.begin(), events.end(), "release b"), 1);
+  EXPECT_EQ(events.size(), 8u + 2u);  // nobody reads c and d: never released
 }
 
 TEST(SyncExecutor, RunsEveryTaskOnTheCallingThreadInOrder) {

@@ -74,29 +74,45 @@ std::string FormatProgressLine(std::string_view name, std::int64_t done, std::in
   return line;
 }
 
-void ProgressBar::Start(std::string name, std::int64_t total) {
-  name_ = std::move(name);
-  total_ = total;
-  start_ = Clock::now();
-  last_draw_ = start_;
-  drawn_ = false;
-  last_width_ = 0;
-  if (enabled_) Draw(FormatProgressLine(name_, 0, total_, 0, false), false);
+void ProgressBar::Start(int op, std::string name, std::int64_t total) {
+  const Clock::time_point now = Clock::now();
+  running_[op] = OpLine{std::move(name), total, 0, now};
+  if (!enabled_) return;
+  last_draw_ = now;
+  DrawLive();
 }
 
-void ProgressBar::Update(std::int64_t done) {
+void ProgressBar::Update(int op, std::int64_t done) {
+  const auto found = running_.find(op);
+  if (found == running_.end()) return;
+  found->second.done = done;
   if (!enabled_) return;
   const Clock::time_point now = Clock::now();
   if (now - last_draw_ < kRedrawInterval) return;
   last_draw_ = now;
-  const std::chrono::duration<double> elapsed = now - start_;
-  Draw(FormatProgressLine(name_, done, total_, elapsed.count(), false), false);
+  DrawLive();
 }
 
-void ProgressBar::Finish(std::int64_t done) {
+void ProgressBar::Finish(int op, std::int64_t done) {
+  const auto found = running_.find(op);
+  if (found == running_.end()) return;
+  const OpLine line = std::move(found->second);
+  running_.erase(found);
   if (!enabled_) return;
-  const std::chrono::duration<double> elapsed = Clock::now() - start_;
-  Draw(FormatProgressLine(name_, done, total_, elapsed.count(), true), true);
+  const std::chrono::duration<double> elapsed = Clock::now() - line.start;
+  Draw(FormatProgressLine(line.name, done, line.total, elapsed.count(), true), true);
+  if (!running_.empty()) DrawLive();
+}
+
+void ProgressBar::DrawLive() {
+  if (running_.empty()) return;
+  const OpLine& line = running_.begin()->second;
+  const std::chrono::duration<double> elapsed = Clock::now() - line.start;
+  std::string text = FormatProgressLine(line.name, line.done, line.total, elapsed.count(), false);
+  if (const std::size_t others = running_.size() - 1; others > 0) {
+    text += "  +" + std::to_string(others) + (others == 1 ? " op running" : " ops running");
+  }
+  Draw(text, false);
 }
 
 void ProgressBar::Interrupt() {

@@ -1,10 +1,13 @@
 // ProgressBar: one line per op on a terminal, redrawn in place.
 //
 //   ProgressBar bar(ProgressEnabled(options.progress), stderr);
-//   bar.Start("add-3", 40);
-//   bar.Update(12);          // "add-3  [######              ] 12/40 tasks  3.1 tasks/s  ETA 9s"
-//   bar.Finish(40);          // the final line, ended by a newline
+//   bar.Start(3, "add-3", 40);   // op 3 of the plan
+//   bar.Update(3, 12);   // "add-3  [######              ] 12/40 tasks  3.1 tasks/s  ETA 9s"
+//   bar.Finish(3, 40);   // the final line, ended by a newline
 //
+// Several ops may be in flight at once (the executor overlaps independent ops): the live
+// line shows the one of lowest plan index, followed by "  +2 ops running" when others
+// are; each op's final line is printed when it finishes, in the order they finish.
 // Redraws (with \r) at most 10 times a second; a disabled bar writes nothing. Not
 // thread-safe: the executor calls it under its completion mutex.
 #pragma once
@@ -12,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -38,23 +42,30 @@ class ProgressBar {
   // `out` must outlive the bar; ignored when !enabled.
   ProgressBar(bool enabled, std::FILE* out) : enabled_(enabled), out_(out) {}
 
-  void Start(std::string name, std::int64_t total);
-  // `done` tasks of the current op have finished (run or skipped).
-  void Update(std::int64_t done);
-  // Draws the final line of the op and ends it.
-  void Finish(std::int64_t done);
-  // Ends a partly drawn line (the op failed) so what is printed next starts clean.
+  // Op `op` (its index in the plan) starts, with `total` tasks.
+  void Start(int op, std::string name, std::int64_t total);
+  // `done` tasks of op `op` have finished (run or skipped).
+  void Update(int op, std::int64_t done);
+  // Draws the final line of op `op` and ends it.
+  void Finish(int op, std::int64_t done);
+  // Ends a partly drawn line (the run failed) so what is printed next starts clean.
   void Interrupt();
 
  private:
   using Clock = std::chrono::steady_clock;
+  struct OpLine {
+    std::string name;
+    std::int64_t total = 0;
+    std::int64_t done = 0;
+    Clock::time_point start;
+  };
+  // The live line: the in-flight op of lowest index, and how many others run.
+  void DrawLive();
   void Draw(const std::string& line, bool end_line);
 
   bool enabled_;
   std::FILE* out_;
-  std::string name_;
-  std::int64_t total_ = 0;
-  Clock::time_point start_;
+  std::map<int, OpLine> running_;  // ops started and not finished, by plan index
   Clock::time_point last_draw_;
   bool drawn_ = false;          // a line of this op is on the terminal, unended
   std::size_t last_width_ = 0;  // to blank out what a longer previous line left

@@ -54,10 +54,10 @@ TEST(ProgressBar, DrawsInPlaceAndEndsEachOpsLine) {
   std::FILE* out = std::tmpfile();
   ASSERT_NE(out, nullptr);
   ProgressBar bar(true, out);
-  bar.Start("a-long-name", 2);
-  bar.Update(1);  // within 100 ms of the start: not drawn
-  bar.Finish(2);
-  bar.Start("b", 1);
+  bar.Start(0, "a-long-name", 2);
+  bar.Update(0, 1);  // within 100 ms of the start: not drawn
+  bar.Finish(0, 2);
+  bar.Start(1, "b", 1);
   bar.Interrupt();
   const std::string text = Contents(out);
   std::fclose(out);
@@ -69,13 +69,35 @@ TEST(ProgressBar, DrawsInPlaceAndEndsEachOpsLine) {
   EXPECT_EQ(text.back(), '\n');  // the interrupted line is ended
 }
 
+TEST(ProgressBar, ShowsTheOldestOfOverlappingOpsAndEndsEachWhenItFinishes) {
+  std::FILE* out = std::tmpfile();
+  ASSERT_NE(out, nullptr);
+  ProgressBar bar(true, out);
+  bar.Start(0, "a", 4);
+  bar.Start(1, "b", 2);  // drawn at once: the live line counts it
+  bar.Finish(1, 2);      // b finishes first: its final line, then a's live line again
+  bar.Finish(0, 4);
+  const std::string text = Contents(out);
+  std::fclose(out);
+  EXPECT_NE(text.find("\ra  [                    ] 0/4 tasks  - tasks/s  ETA -  +1 op running"),
+            std::string::npos)
+      << text;
+  const std::size_t b_done = text.find("\rb  [####################] 2/2 tasks  ");
+  ASSERT_NE(b_done, std::string::npos) << text;
+  const std::size_t a_live =
+      text.find("\ra  [                    ] 0/4 tasks  - tasks/s  ETA -\r", b_done);
+  EXPECT_NE(a_live, std::string::npos) << text;  // without "+1 op running" now
+  EXPECT_NE(text.find("\ra  [####################] 4/4 tasks  ", b_done), std::string::npos);
+  EXPECT_EQ(text.back(), '\n');
+}
+
 TEST(ProgressBar, DisabledWritesNothing) {
   std::FILE* out = std::tmpfile();
   ASSERT_NE(out, nullptr);
   ProgressBar bar(false, out);
-  bar.Start("a", 2);
-  bar.Update(1);
-  bar.Finish(2);
+  bar.Start(0, "a", 2);
+  bar.Update(0, 1);
+  bar.Finish(0, 2);
   bar.Interrupt();
   EXPECT_EQ(Contents(out), "");
   std::fclose(out);

@@ -3,14 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
-#include <mutex>
-#include <thread>
-#include <unordered_map>
-#include <utility>
 
 #include "tessera/core/errors.hpp"
 #include "tessera/core/memory_account.hpp"
-#include "tessera/core/parallel.hpp"
 #include "tessera/memory/process_memory.hpp"
 
 namespace tessera::exec {
@@ -50,20 +45,20 @@ OpTaskRunner::OpTaskRunner(int op_index, const ExecutableOp& op, std::int64_t re
       options_(options),
       run_start_(run_start) {}
 
-TaskRecord OpTaskRunner::NewRecord(std::int64_t task) const {
+TaskRecord OpTaskRunner::NewRecord(std::int64_t task, std::int64_t projected) const {
   TaskRecord record;
   record.op = op_index_;
   record.op_name = op_.info().name;
   record.task = task;
-  record.projected_mem = op_.projected_mem(task);
+  record.projected_mem = projected;
   record.attempts = 0;
   return record;
 }
 
-std::optional<TaskRecord> OpTaskRunner::RunOne(std::int64_t task,
+std::optional<TaskRecord> OpTaskRunner::RunOne(std::int64_t task, std::int64_t projected,
                                                const std::atomic<bool>& cancelled) const {
   using Clock = std::chrono::steady_clock;
-  TaskRecord record = NewRecord(task);
+  TaskRecord record = NewRecord(task, projected);
   const int max_attempts = 1 + std::max(0, options_.retries);
   const Clock::time_point start = Clock::now();
   record.start_seconds = std::chrono::duration<double>(start - run_start_).count();
@@ -102,31 +97,14 @@ bool OpTaskRunner::IsDone(std::int64_t task) const {
   }
 }
 
-void OpTaskRunner::Run(int workers, const std::function<void(const TaskRecord&)>& on_done) const {
-  std::atomic<bool> cancelled{false};
-  std::mutex done_mutex;
-  std::unordered_map<std::thread::id, int> lanes;  // under done_mutex
-  ParallelFor(op_.info().num_tasks, workers, [&](std::int64_t task) {
-    if (cancelled.load(std::memory_order_relaxed)) return;
-    try {
-      TaskRecord record;
-      if (options_.resume && IsDone(task)) {
-        record = NewRecord(task);
-        record.skipped = true;
-      } else {
-        std::optional<TaskRecord> ran = RunOne(task, cancelled);
-        if (!ran) return;  // another task failed: the run is over
-        record = std::move(*ran);
-      }
-      std::lock_guard<std::mutex> lock(done_mutex);
-      record.worker = lanes.try_emplace(std::this_thread::get_id(), static_cast<int>(lanes.size()))
-                          .first->second;
-      on_done(record);
-    } catch (...) {
-      cancelled.store(true, std::memory_order_relaxed);
-      throw;
-    }
-  });
+std::optional<TaskRecord> OpTaskRunner::Run(std::int64_t task, std::int64_t projected,
+                                            const std::atomic<bool>& cancelled) const {
+  if (options_.resume && IsDone(task)) {
+    TaskRecord record = NewRecord(task, projected);
+    record.skipped = true;
+    return record;
+  }
+  return RunOne(task, projected, cancelled);
 }
 
 }  // namespace tessera::exec

@@ -1,23 +1,23 @@
-// Running one op's tasks: retries, memory measurement, resume, cancellation.
+// Running one task of an op: retries, memory measurement, resume.
 //
 //   exec::OpTaskRunner runner(op_index, op, spec.reserved_mem, options, run_start);
-//   runner.Run(workers, [&](const TaskRecord& record) { ... });   // serialized
+//   std::optional<TaskRecord> record = runner.Run(task, op.projected_mem(task), cancelled);
 //
 // Every attempt runs inside a ScopedMemoryAccount of a fresh MemoryAccount on the thread
 // that runs it; the record of the attempt that succeeded carries the account's peak plus
 // reserved_mem, and the fresh pages its thread touched less those of memory accounted
-// elsewhere (new Buffers, the result array: MemoryAccount::NoteFresh) as unaccounted_mem. Records
-// name the thread that ran them by lane (worker), in the order the op's threads first finished a
-// task. A task that fails options.retries + 1 times makes Run throw `op "add-3" failed at block (1,
-// 2) after 3 attempts: <last cause>`, as the last cause's Tessera error type (ThrowLike); tasks not
-// yet started then never start, and running ones make no further attempts.
+// elsewhere (new Buffers, the result array: MemoryAccount::NoteFresh) as unaccounted_mem.
+// A task that fails options.retries + 1 times makes Run throw `op "add-3" failed at block
+// (1, 2) after 3 attempts: <last cause>`, as the last cause's Tessera error type
+// (ThrowLike); once `cancelled` is set (another task failed) it makes no further
+// attempts. The scheduler (task_scheduler.hpp) decides which tasks run when, and on which
+// lane (TaskRecord::worker, left 0 here).
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <exception>
-#include <functional>
 #include <optional>
 #include <string>
 
@@ -32,17 +32,19 @@ class OpTaskRunner {
   OpTaskRunner(int op_index, const ExecutableOp& op, std::int64_t reserved_mem,
                const ExecuteOptions& options, std::chrono::steady_clock::time_point run_start);
 
-  // Runs (or, when resuming, skips) every task of the op on up to `workers` threads, the
-  // calling thread among them; `workers` == 1 runs them all on the calling thread, in
-  // order. `on_done` sees each task's record once, under a mutex; if it throws, the run
-  // stops as for a failed task and the exception propagates.
-  void Run(int workers, const std::function<void(const TaskRecord&)>& on_done) const;
+  // Runs (or, when resuming and IsTaskDone() says so, skips) `task`, whose projection
+  // (op.projected_mem(task), which the caller has computed for admission) is `projected`:
+  // its record, or nullopt when `cancelled` was set before an attempt succeeded.
+  // Thread-safe: tasks of one op may run at once on several threads.
+  std::optional<TaskRecord> Run(std::int64_t task, std::int64_t projected,
+                                const std::atomic<bool>& cancelled) const;
 
  private:
   // The task run to success; nullopt when the run was cancelled before it succeeded.
-  std::optional<TaskRecord> RunOne(std::int64_t task, const std::atomic<bool>& cancelled) const;
+  std::optional<TaskRecord> RunOne(std::int64_t task, std::int64_t projected,
+                                   const std::atomic<bool>& cancelled) const;
   // A record of `task` before any attempt (attempts 0).
-  TaskRecord NewRecord(std::int64_t task) const;
+  TaskRecord NewRecord(std::int64_t task, std::int64_t projected) const;
   // Whether a previous run already did `task` (resume).
   bool IsDone(std::int64_t task) const;
 

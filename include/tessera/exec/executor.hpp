@@ -1,24 +1,42 @@
-// Executors: run a finalized plan's ops in order and their tasks in parallel.
+// Executors: run a finalized plan's ops in dependency order and their tasks in
+// parallel, as many at once as memory admits.
 //
 //   tessera::ExecuteOptions options;             // threads, 2 retries, progress on a tty
 //   options.on_task = [](const tessera::TaskRecord& r) { ... };   // optional
 //   tessera::ExecutionReport report = tessera::Execute(ops, spec, options);
 //   report.ops[0].measured_mem_max <= report.ops[0].projected_mem
+//   report.max_admitted_mem <= report.admission_capacity   // unless one task is larger
 //
-// "sync" runs tasks one at a time on the calling thread; "threads" runs an op's tasks
-// on up to spec.effective_max_workers() threads (the calling thread among them), and on
-// no more than the op's OpInfo::concurrency when the plan sets it (> 0). Every task
-// attempt runs inside its own MemoryAccount scope, so its measured peak is the exact
-// chunk memory it held; it is recorded next to the op's projection. A failing task is
-// retried `retries` times and then reported as an Error (of the last cause's Tessera
-// type) naming the op, the task (block index), the attempts and the last cause; no
-// other task starts and no later op starts after a failure. An op's output is released
-// once the last op reading it has committed; ops nobody reads are never released.
+// "sync" runs everything one at a time on the calling thread, in plan order: op by op,
+// each op's tasks in order. "threads" runs tasks on up to spec.effective_max_workers()
+// threads (the calling thread among them), of every op that is ready (all the ops it
+// reads, OpInfo::inputs, have committed), so independent ops share the machine.
+//
+// Admission by memory ("threads"): a task starts only when its cost fits in what the
+// running tasks leave of total_mem - reserved_mem (spec.effective_total_mem()); its cost
+// is what it holds beyond the process baseline: max(its projection, the plan's learned
+// OpInfo::estimated_mem when that came from history) - reserved_mem, at least 1 byte. An
+// op of 500 MB tasks thus runs many at once, an op of 2 GB tasks few; a task larger than
+// the whole pool runs alone. A free thread takes the first task in plan order (op, then
+// task) that fits; when the first op's next task does not fit, at most `workers` tasks
+// of later ops start ahead of it, then nothing starts until it fits, so a large task is
+// never starved. OpInfo::concurrency is the plan's figure and is not used. Chunk buffers
+// the pool (buffer_pool.hpp) retains for the next tasks to reuse are not charged.
+//
+// Every task attempt runs inside its own MemoryAccount scope, so its measured peak is
+// the exact chunk memory it held; it is recorded next to the op's projection. An op's
+// Prepare() runs once before its first task, its Commit() after its last. A failing task
+// is retried `retries` times and then reported as an Error (of the last cause's Tessera
+// type) naming the op, the task (block index), the attempts and the last cause; no task
+// and no op starts after a failure. An op's output is released once the last op reading
+// it has committed; ops nobody reads are never released.
 //
 // Progress (ExecuteOptions::progress) is one line per op on stderr, redrawn at most 10
-// times a second; TESSERA_PROGRESS=0 in the environment turns it off whatever the mode.
-// Execute resets the process's peak RSS (ResetPeakRss) when each op starts, so two
-// Executes running at once in one process see each other's peaks in peak_rss_bytes.
+// times a second, showing the in-flight op of lowest index ("+1 op running" when others
+// overlap it); TESSERA_PROGRESS=0 in the environment turns it off whatever the mode.
+// Execute resets the process's peak RSS (ResetPeakRss) when an op starts while no other
+// op is in flight, so two Executes running at once in one process see each other's peaks
+// in peak_rss_bytes.
 //
 // Measured against counted: a task whose measured + unaccounted memory exceeds what the
 // plan counted for it (OpInfo::estimated_mem) beyond measurement noise gives one
@@ -53,7 +71,8 @@ struct TaskRecord {
   std::int64_t unaccounted_mem = 0;
   double start_seconds = 0;  // its first attempt's start, since the run started
   double seconds = 0;        // from its first attempt's start to its success
-  int worker = 0;            // which of the op's threads ran it (0 .. workers - 1)
+  int worker = 0;            // the run's thread lane that ran it (0 .. workers - 1; 0 is
+                             // the calling thread)
   int attempts = 1;          // attempts it took; 0 when skipped
   bool skipped = false;      // resume found it already done (nothing measured)
 };
@@ -80,13 +99,16 @@ struct OpReport {
   double task_seconds_median = 0;
   double task_seconds_p95 = 0;
   // The process's RSS high-water rise while the op ran (0 where the high-water mark
-  // cannot be reset).
+  // cannot be reset). The mark is reset only when no op is in flight, so where ops
+  // overlap this is the rise since the first of the overlapping ops started: it counts
+  // what the ops running beside it held too (an upper bound of the op's own).
   std::int64_t rss_growth_bytes = 0;
   int retries = 0;  // failed attempts that were retried
 };
 
 struct ExecutionReport {
-  std::vector<OpReport> ops;
+  std::vector<OpReport> ops;      // in plan order: ops[i] is op i (whatever order they
+                                  // committed in)
   std::vector<TaskRecord> tasks;  // every task, in completion order
   double seconds = 0;
   std::int64_t peak_rss_bytes = 0;  // process RSS high-water mark during the run (since
@@ -95,6 +117,13 @@ struct ExecutionReport {
   // than the plan counted for them.
   std::vector<std::string> warnings;
   std::int64_t history_run = 0;  // the run's id in the history database; 0: not recorded
+  // Admission by memory: the most tasks that ran at once, the largest sum of the costs
+  // (projection less reserved_mem) of tasks running at once, and the pool they were
+  // admitted against (total_mem - reserved_mem). max_admitted_mem exceeds
+  // admission_capacity only when a single task larger than the pool ran, alone.
+  int max_tasks_at_once = 0;
+  std::int64_t max_admitted_mem = 0;
+  std::int64_t admission_capacity = 0;
 };
 
 enum class ProgressMode { kAuto, kAlways, kNever };  // auto: only when stderr is a tty
@@ -112,8 +141,9 @@ struct ExecuteOptions {
   std::string label;  // what the run is, for history: "compute", "to_zarr", ...
 };
 
-// Runs `ops` (in order; OpInfo::inputs point to earlier ops) with spec.executor
-// ("sync" or "threads"; InvalidArgument for others) and spec.effective_max_workers().
+// Runs `ops` (OpInfo::inputs point to earlier ops; InvalidArgument otherwise) with
+// spec.executor ("sync" or "threads"; InvalidArgument for others),
+// spec.effective_max_workers() and admission by spec.effective_total_mem().
 ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, const Spec& spec,
                         const ExecuteOptions& options = {});
 
