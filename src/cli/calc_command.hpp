@@ -54,7 +54,7 @@ class CalcCommand {
   std::string expression_;
   std::vector<std::string> inputs_;  // NAME=STORE
   std::string output_;
-  SpecOptions spec_options_{SpecOptions::AllowedMem::kSizeOrAuto};
+  SpecOptions spec_options_{SpecOptions::AllowedMem::kAutoByDefault};
   std::string codec_;  // "" = to_zarr's default
   bool plan_only_ = false;
   bool overwrite_ = false;

@@ -15,6 +15,9 @@
 //   app.parse(argc, argv);
 //   if (rechunk.selected()) rechunk.Run(std::cout);
 //
+// --allowed-mem takes a size or auto (the smallest budget that runs the plan without
+// multiplying its reads; docs/sizing.md), with --memory-tiers as for tessera calc.
+//
 // Errors (tessera::Error, exit 1): InvalidArgument for bad --chunks/sizes/--codec, an
 // existing OUT without --overwrite, OUT equal to, inside or containing IN;
 // StorageError/FormatError for a missing or non-Zarr IN; MemoryBudgetError for a plan
@@ -47,7 +50,7 @@ class RechunkCommand {
   std::string in_path_;
   std::string out_path_;
   std::string chunks_;
-  SpecOptions spec_options_{SpecOptions::AllowedMem::kRequiredSize};
+  SpecOptions spec_options_{SpecOptions::AllowedMem::kRequired};
   std::string codec_;  // "" = IN's compressor
   std::string intermediate_ = "auto";
   bool plan_only_ = false;

@@ -112,7 +112,11 @@ void WriteRunReport(std::ostream& out, const ExecutionReport& report) {
         seconds.str());
   }
   out << "Total " << std::fixed << std::setprecision(2) << report.seconds << " s; process peak RSS "
-      << format_bytes(report.peak_rss_bytes) << '\n';
+      << format_bytes(report.peak_rss_bytes) << "; allowed_mem " << format_bytes(report.allowed_mem)
+      << " per task; at most " << report.max_tasks_at_once
+      << (report.max_tasks_at_once == 1 ? " task" : " tasks") << " at once, admitted by memory ("
+      << format_bytes(report.max_admitted_mem) << " of " << format_bytes(report.admission_capacity)
+      << ")\n";
 }
 
 void WriteHowToOpen(std::ostream& out, const fs::path& target, bool has_dimension_names) {

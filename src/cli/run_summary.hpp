@@ -32,7 +32,8 @@ void WriteSource(std::ostream& out, const std::string& label, const ZarrArray& a
 void WriteBudget(std::ostream& out, const Spec& requested, const FinalizedPlan& plan);
 
 // Per op its tasks, projected vs measured memory per task and seconds; then the total
-// time and the process's peak RSS.
+// time, the process's peak RSS, the allowed_mem the run was planned with, and how many
+// tasks admission by memory let run at once (and the memory they held of the pool).
 void WriteRunReport(std::ostream& out, const ExecutionReport& report);
 
 // How to open the array written at `target`: zarr-python always; xarray when it is an

@@ -15,21 +15,18 @@ std::int64_t ParseSizeOption(const std::string& text, std::string_view option) {
 }
 
 void SpecOptions::Register(CLI::App& command) {
-  if (mode_ == AllowedMem::kRequiredSize) {
-    command
-        .add_option("--allowed-mem", allowed_mem_,
-                    "Memory one task may hold, reserved_mem included (e.g. 400MB)")
-        ->required();
+  CLI::Option* allowed = command.add_option(
+      "--allowed-mem", allowed_mem_,
+      "Memory one task may hold, reserved_mem included (e.g. 400MB), or auto: the smallest "
+      "that runs the plan");
+  if (mode_ == AllowedMem::kRequired) {
+    allowed->required();
   } else {
-    command
-        .add_option("--allowed-mem", allowed_mem_,
-                    "Memory one task may hold, reserved_mem included (e.g. 400MB), or auto: "
-                    "the smallest that runs the plan")
-        ->capture_default_str();
-    command.add_option("--memory-tiers", memory_tiers_,
-                       "Memory sizes a task may be given, comma-separated (e.g. 512MB,1GB,2GB): "
-                       "each op gets the smallest that fits; with auto the largest bounds it");
+    allowed->capture_default_str();
   }
+  command.add_option("--memory-tiers", memory_tiers_,
+                     "Memory sizes a task may be given, comma-separated (e.g. 512MB,1GB,2GB): "
+                     "each op gets the smallest that fits; with auto the largest bounds it");
   command
       .add_option("--reserved-mem", reserved_mem_,
                   "Baseline memory of a worker, counted in every task's budget")
@@ -49,7 +46,7 @@ void SpecOptions::Register(CLI::App& command) {
 
 Spec SpecOptions::Build() const {
   Spec spec;
-  if (allowed_mem_ == "auto" && mode_ == AllowedMem::kSizeOrAuto) {
+  if (allowed_mem_ == "auto") {
     spec.allowed_mem = Spec::kAutoAllowedMem;
   } else {
     spec.allowed_mem = ParseSizeOption(allowed_mem_, "--allowed-mem");

@@ -1,8 +1,9 @@
 // The budget and execution options `tessera` commands share (--allowed-mem,
-// --reserved-mem, --total-mem, --work-dir, --workers, --executor, and for the
-// calculator --memory-tiers), registered on a subcommand and turned into a Spec.
+// --reserved-mem, --total-mem, --memory-tiers, --work-dir, --workers, --executor),
+// registered on a subcommand and turned into a Spec. --allowed-mem takes a size or
+// "auto" (the smallest budget that runs the plan, docs/sizing.md).
 //
-//   SpecOptions spec_options(SpecOptions::AllowedMem::kSizeOrAuto);
+//   SpecOptions spec_options(SpecOptions::AllowedMem::kAutoByDefault);
 //   spec_options.Register(*command);     // before parsing
 //   Spec spec = spec_options.Build();    // after parsing; throws InvalidArgument
 //
@@ -25,11 +26,11 @@ std::int64_t ParseSizeOption(const std::string& text, std::string_view option);
 class SpecOptions {
  public:
   enum class AllowedMem {
-    kRequiredSize,  // --allowed-mem SIZE is required
-    kSizeOrAuto,    // --allowed-mem SIZE|auto, auto by default; adds --memory-tiers
+    kRequired,       // --allowed-mem SIZE|auto must be given
+    kAutoByDefault,  // --allowed-mem SIZE|auto, auto when not given
   };
   explicit SpecOptions(AllowedMem allowed_mem) : mode_(allowed_mem) {
-    if (mode_ == AllowedMem::kSizeOrAuto) allowed_mem_ = "auto";
+    if (mode_ == AllowedMem::kAutoByDefault) allowed_mem_ = "auto";
   }
 
   void Register(CLI::App& command);

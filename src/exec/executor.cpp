@@ -213,6 +213,7 @@ ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, c
   ExecutionReport report;
   exec::HistoryRecorder history(spec, options);
   report.history_run = history.run_id();
+  report.allowed_mem = spec.allowed_mem;
   exec::ProgressBar progress(exec::ProgressEnabled(options.progress), stderr);
   std::vector<OpRun> runs(ops.size());
   std::int64_t all_tasks = 0;

@@ -2,11 +2,14 @@
 zarr-python reading the target and numpy holding the source's values; --plan runs
 nothing and writes nothing; refusals name what is wrong and leave nothing behind.
 """
+import re
 import shlex
 import subprocess
 import sys
 
 import numcodecs
+import re
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -122,6 +125,32 @@ def test_plan_prints_stages_and_writes_nothing(tessera_bin, tmp_path, strips):
     assert "Nothing was run (--plan)" in text
     assert not leftovers(out)
     assert list(work.iterdir()) == []
+
+
+def test_allowed_mem_auto_plans_and_runs_at_the_smallest_budget(tessera_bin, tmp_path, strips):
+    """--allowed-mem auto: one command finds the budget, says it, and runs within it."""
+    out = tmp_path / "tiles.zarr"
+    plan = run(tessera_bin, "rechunk", strips, out, "--chunks", "9,10", "--allowed-mem", "auto",
+               "--plan")
+    assert plan.returncode == 0, plan.stderr
+    match = re.search(r"allowed_mem +auto -> .*\nPlan:.*?\nallowed_mem auto: .*? \((\d+) bytes\)",
+                      plan.stdout, re.S)
+    assert match, plan.stdout
+    budget = int(match.group(1))
+    assert not leftovers(out)
+    result = run(tessera_bin, "rechunk", strips, out, "--chunks", "9,10", "--allowed-mem",
+                 "auto", "--quiet")
+    assert result.returncode == 0, result.stderr
+    # The run was planned with the same budget, and every task measured within it.
+    assert re.search(r"allowed_mem (\S+ \S+) per task", result.stdout), result.stdout
+    measured = re.findall(r"rechunk-\S+ +\d+ +\S+ \S+ +(\S+) (\S+)", result.stdout)
+    assert measured, result.stdout
+    units = {"B": 1, "kB": 1e3, "MB": 1e6}
+    for value, unit in measured:
+        assert float(value) * units[unit] <= budget * 1.001
+    back = zarr.open(str(out), mode="r")
+    np.testing.assert_array_equal(back[...], zarr.open(str(strips), mode="r")[...])
+    assert back.chunks == (9, 10)
 
 
 # (Into (9, 10) a disk intermediate would cost more than reading some strips twice, so

@@ -117,6 +117,7 @@ struct ExecutionReport {
   // than the plan counted for them.
   std::vector<std::string> warnings;
   std::int64_t history_run = 0;  // the run's id in the history database; 0: not recorded
+  std::int64_t allowed_mem = 0;  // the budget the run's plan was made for (spec.allowed_mem)
   // Admission by memory: the most tasks that ran at once, the largest sum of the costs
   // (projection less reserved_mem) of tasks running at once, and the pool they were
   // admitted against (total_mem - reserved_mem). max_admitted_mem exceeds
