@@ -14,6 +14,7 @@
 #include <span>
 #include <thread>
 
+#include "concurrency_gauge.hpp"
 #include "sanitizers.hpp"
 #include "tessera/core/buffer_pool.hpp"
 #include "tessera/tessera.hpp"
@@ -52,20 +53,16 @@ struct TouchingKernel {
   std::int64_t touch_bytes;
   int want;
   std::chrono::milliseconds patience;
-  std::atomic<int>* running;
-  std::atomic<int>* most;
+  testing::ConcurrencyGauge* gauge;
 
   NDArray operator()(std::span<const NDArray> in, const BlockInfo&) const {
-    const int now = ++*running;
-    int seen = most->load();
-    while (now > seen && !most->compare_exchange_weak(seen, now)) {
-    }
+    gauge->Enter();
     const Scratch scratch(touch_bytes);
     for (std::int64_t page = 0; page < touch_bytes; page += kPage) {
       scratch.data[page] = 1;
     }
     const auto deadline = std::chrono::steady_clock::now() + patience;
-    while (most->load() < want && std::chrono::steady_clock::now() < deadline) {
+    while (gauge->most() < want && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     std::int64_t touched = 0;  // read back, so the writes cannot be left out
@@ -77,7 +74,7 @@ struct TouchingKernel {
     auto target = out.mutable_data<float>();
     const float zero = static_cast<float>(touched - (touch_bytes + kPage - 1) / kPage);
     for (std::size_t i = 0; i < source.size(); ++i) target[i] = source[i] + 1.0f + zero;
-    --*running;
+    gauge->Leave();
     return out;
   }
 };
@@ -113,9 +110,8 @@ Measured RunKernel(const Spec& spec, Index tasks, std::int64_t touch_bytes, int 
   ReleaseBufferPool();  // what earlier tests left retained is not this run's
   Measured measured;
   measured.rss_resettable = ResetPeakRss();
-  std::atomic<int> running{0};
-  std::atomic<int> most{0};
-  const TouchingKernel kernel{touch_bytes, want, patience, &running, &most};
+  testing::ConcurrencyGauge gauge;
+  const TouchingKernel kernel{touch_bytes, want, patience, &gauge};
   const Array result = map_blocks(kernel, {Rows(tasks, spec)}, float32, parse_bytes("400MB"));
   ComputeOptions options;
   options.execute.progress = ProgressMode::kNever;
@@ -123,7 +119,7 @@ Measured RunKernel(const Spec& spec, Index tasks, std::int64_t touch_bytes, int 
   const NDArray values = result.compute(options);
   EXPECT_EQ(values.data<float>()[static_cast<std::size_t>((tasks - 1) * kBlock + 7)],
             static_cast<float>(tasks));
-  measured.most = most.load();
+  measured.most = gauge.most();
   return measured;
 }
 

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "concurrency_gauge.hpp"
 #include "sanitizers.hpp"
 #include "temp_dir.hpp"
 #include "tessera/tessera.hpp"
@@ -47,13 +48,9 @@ Array Rows(Index rows, const Spec& spec) {
 // A kernel that doubles its block and, declaring nothing, touches 50 MiB of scratch of
 // its own while it runs; it counts how many of its calls run at once.
 struct ScratchKernel {
-  std::atomic<int>* running;
-  std::atomic<int>* most;
+  testing::ConcurrencyGauge* gauge;
   NDArray operator()(std::span<const NDArray> in, const BlockInfo&) const {
-    const int now = ++*running;
-    int seen = most->load();
-    while (now > seen && !most->compare_exchange_weak(seen, now)) {
-    }
+    gauge->Enter();
     std::vector<char> scratch(static_cast<std::size_t>(50 * kMiB));
     std::memset(scratch.data(), 1, scratch.size());
     std::this_thread::sleep_for(std::chrono::milliseconds(40));
@@ -61,7 +58,7 @@ struct ScratchKernel {
     auto source = in[0].data<float>();
     auto target = out.mutable_data<float>();
     for (std::size_t i = 0; i < source.size(); ++i) target[i] = 2 * source[i] + scratch[i] - 1;
-    --*running;
+    gauge->Leave();
     return out;
   }
 };
@@ -86,9 +83,8 @@ const OpInfo& OpOfKind(const FinalizedPlan& plan, const std::string& kind) {
 TEST(HistoryFeedbackTest, AKernelsOwnMemoryIsLearnedAndPlansTheNextRun) {
   testing::TempDir dir("history");
   const Spec spec = HistorySpec(dir);
-  std::atomic<int> running{0};
-  std::atomic<int> most{0};
-  const ScratchKernel kernel{&running, &most};
+  testing::ConcurrencyGauge gauge;
+  const ScratchKernel kernel{&gauge};
 
   // Run 1: the plan knows only the blocks (1 MiB in, 1 MiB out per task): 4 at once.
   const Array first = map_blocks(kernel, {Rows(8, spec)}, float32);
@@ -121,9 +117,8 @@ TEST(HistoryFeedbackTest, AKernelsOwnMemoryIsLearnedAndPlansTheNextRun) {
 
   // Run 2, on other data of the same chunking: the plan counts the learned footprint
   // (x 1.25), so that total_mem 160 MiB holds 2 of these tasks at once, not 4.
-  const int most_first = most.load();
-  running = 0;
-  most = 0;
+  const int most_first = gauge.most();
+  gauge.Reset();
   const Array second = map_blocks(kernel, {Rows(12, spec)}, float32);
   const FinalizedPlan plan2 = second.plan();
   const OpInfo& op2 = OpOfKind(plan2, "map_blocks");
@@ -147,7 +142,7 @@ TEST(HistoryFeedbackTest, AKernelsOwnMemoryIsLearnedAndPlansTheNextRun) {
     values2 = second.compute(Quiet());
   }
   EXPECT_EQ(values2.data<float>()[11 * kRow], 22.0f);
-  EXPECT_LE(most.load(), op2.concurrency);
+  EXPECT_LE(gauge.most(), op2.concurrency);
   EXPECT_GT(most_first, op2.concurrency);  // run 1 ran more of them at once
   EXPECT_TRUE(warnings.empty()) << warnings.front();
 

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "concurrency_gauge.hpp"
 #include "sanitizers.hpp"
 #include "temp_dir.hpp"
 #include "tessera/core/buffer.hpp"
@@ -309,21 +310,17 @@ TEST_P(ExecutorTest, RunsOpsWithoutTasks) {
 // and returns the most that ran at once.
 int MostConcurrentTasks(const std::shared_ptr<FakeOp>& op, const Spec& spec,
                         std::chrono::milliseconds patience) {
-  std::atomic<int> running{0};
-  std::atomic<int> most{0};
+  testing::ConcurrencyGauge gauge;
   op->set_body([&](std::int64_t) {
-    const int now = ++running;
-    int seen = most.load();
-    while (now > seen && !most.compare_exchange_weak(seen, now)) {
-    }
+    gauge.Enter();
     const auto deadline = std::chrono::steady_clock::now() + patience;
-    while (most.load() < 2 && std::chrono::steady_clock::now() < deadline) {
+    while (gauge.most() < 2 && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    --running;
+    gauge.Leave();
   });
   Execute({op}, spec, Quiet());
-  return most.load();
+  return gauge.most();
 }
 
 // Touches `bytes` of memory the accounting allocator does not see, as a user kernel's
