@@ -46,14 +46,15 @@ struct Scratch {
 };
 
 // A kernel that declares 400 MB of its own (extra_projected_mem) and touches
-// `touch_bytes` of it page by page, holds it until `want` kernels have run at once or
+// `touch_bytes` of it page by page, holds it until `want` kernels hold theirs at once or
 // `patience` has passed (giving admission every chance to let too many in), and counts
 // how many of its calls run at once.
 struct TouchingKernel {
   std::int64_t touch_bytes;
   int want;
   std::chrono::milliseconds patience;
-  testing::ConcurrencyGauge* gauge;
+  testing::ConcurrencyGauge* gauge;    // kernels running
+  testing::ConcurrencyGauge* holding;  // kernels holding all their memory
 
   NDArray operator()(std::span<const NDArray> in, const BlockInfo&) const {
     gauge->Enter();
@@ -61,8 +62,11 @@ struct TouchingKernel {
     for (std::int64_t page = 0; page < touch_bytes; page += kPage) {
       scratch.data[page] = 1;
     }
+    // Wait for `want` kernels to hold their memory at once (not merely to have started:
+    // the first could end before the last had touched its own).
+    holding->Enter();
     const auto deadline = std::chrono::steady_clock::now() + patience;
-    while (gauge->most() < want && std::chrono::steady_clock::now() < deadline) {
+    while (holding->most() < want && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     std::int64_t touched = 0;  // read back, so the writes cannot be left out
@@ -74,6 +78,7 @@ struct TouchingKernel {
     auto target = out.mutable_data<float>();
     const float zero = static_cast<float>(touched - (touch_bytes + kPage - 1) / kPage);
     for (std::size_t i = 0; i < source.size(); ++i) target[i] = source[i] + 1.0f + zero;
+    holding->Leave();
     gauge->Leave();
     return out;
   }
@@ -111,7 +116,8 @@ Measured RunKernel(const Spec& spec, Index tasks, std::int64_t touch_bytes, int 
   Measured measured;
   measured.rss_resettable = ResetPeakRss();
   testing::ConcurrencyGauge gauge;
-  const TouchingKernel kernel{touch_bytes, want, patience, &gauge};
+  testing::ConcurrencyGauge holding;
+  const TouchingKernel kernel{touch_bytes, want, patience, &gauge, &holding};
   const Array result = map_blocks(kernel, {Rows(tasks, spec)}, float32, parse_bytes("400MB"));
   ComputeOptions options;
   options.execute.progress = ProgressMode::kNever;

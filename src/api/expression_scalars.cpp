@@ -56,6 +56,10 @@ Scalar FloatDivision(std::string_view function, double x, double y) {
   double remainder = std::fmod(x, y);
   if (remainder != 0 && ((remainder < 0) != (y < 0))) remainder += y;
   if (function == "remainder") return remainder;
+  if (std::isinf(y) && std::isfinite(x)) {
+    // As Python: 1.0 // inf is 0.0, -1.0 // inf is -1.0 (the remainder being inf).
+    return x == 0 || (x < 0) == (y < 0) ? 0.0 : -1.0;
+  }
   return std::floor((x - remainder) / y + 0.5);  // (x - mod) / y is a whole number
 }
 
@@ -79,7 +83,9 @@ Scalar Bitwise(std::string_view function, const Scalar& x, const Scalar& y) {
     throw InvalidArgument("shift count " + std::to_string(b) + " is outside 0..63");
   }
   if (function == "bitwise_right_shift") return a >> b;
-  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) << b);
+  const auto shifted = static_cast<std::int64_t>(static_cast<std::uint64_t>(a) << b);
+  if ((shifted >> b) != a) Overflow(function);  // bits (or the sign) shifted out
+  return shifted;
 }
 
 Scalar Compare(std::string_view function, const Scalar& x, const Scalar& y) {

@@ -58,6 +58,18 @@ TEST(ExpressionScalarsTest, ComparisonsLogicAndBits) {
   EXPECT_EQ(FoldBinary("bitwise_left_shift", Scalar(1), Scalar(4)), Scalar(std::int64_t{16}));
   EXPECT_THROW(FoldBinary("bitwise_or", Scalar(1.0), Scalar(2)), InvalidArgument);
   EXPECT_THROW(FoldBinary("bitwise_left_shift", Scalar(1), Scalar(64)), InvalidArgument);
+  // Bits shifted out of int64 are an overflow, as other integer overflows are.
+  EXPECT_EQ(FoldBinary("bitwise_left_shift", Scalar(1), Scalar(62)), Scalar(std::int64_t{1} << 62));
+  EXPECT_THROW(FoldBinary("bitwise_left_shift", Scalar(1), Scalar(63)), InvalidArgument);
+  EXPECT_THROW(FoldBinary("bitwise_left_shift", Scalar(3), Scalar(62)), InvalidArgument);
+  EXPECT_EQ(FoldBinary("bitwise_left_shift", Scalar(-1), Scalar(63)),
+            Scalar(std::numeric_limits<std::int64_t>::min()));
+  // Floor division by an infinity, as Python.
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(FoldBinary("floor_divide", Scalar(1.0), Scalar(inf)), Scalar(0.0));
+  EXPECT_EQ(FoldBinary("floor_divide", Scalar(-1.0), Scalar(inf)), Scalar(-1.0));
+  EXPECT_EQ(FoldBinary("floor_divide", Scalar(1.0), Scalar(-inf)), Scalar(-1.0));
+  EXPECT_EQ(FoldBinary("remainder", Scalar(-1.0), Scalar(inf)), Scalar(inf));
   EXPECT_EQ(FoldUnary("bitwise_invert", Scalar(true)), Scalar(false));
   EXPECT_EQ(FoldUnary("bitwise_invert", Scalar(5)), Scalar(std::int64_t{-6}));
   EXPECT_THROW(FoldUnary("bitwise_invert", Scalar(1.5)), InvalidArgument);

@@ -16,8 +16,12 @@
 // in .zattrs "long_name" (NAME of a leading "NAME =") and "tessera_expression" (EXPR).
 // --allowed-mem is auto by default: planning picks the smallest budget that runs.
 //
-// Errors (tessera::Error, exit 1, nothing written): ExpressionError pointing at a
-// column (syntax, unknown names, shapes that do not broadcast); InvalidArgument for an
+// A run writes OUT.partial and moves it to OUT once complete: a run that fails midway
+// (a bad chunk, a full disk) leaves OUT.partial, never a half-written OUT; the next run
+// to OUT starts it afresh.
+//
+// Errors found before running (tessera::Error, exit 1, nothing written): ExpressionError pointing
+// at a column (syntax, unknown names, shapes that do not broadcast); InvalidArgument for an
 // --input without '=', a bad or repeated NAME, an output that is an input, lies inside
 // one or contains one, an existing output without --overwrite, bad sizes or --codec;
 // StorageError/FormatError for a missing or non-Zarr input; MemoryBudgetError when the

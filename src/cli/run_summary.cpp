@@ -65,7 +65,8 @@ void WriteBudget(std::ostream& out, const Spec& requested, const FinalizedPlan& 
   if (requested.allowed_mem_is_auto()) {
     WriteRow(out, "allowed_mem",
              "auto -> " + format_bytes(spec.allowed_mem) +
-                 " per task (the smallest that runs this plan)");
+                 " per task (the smallest found that runs this plan without multiplying its "
+                 "I/O)");
   } else {
     WriteRow(out, "allowed_mem", format_bytes(requested.allowed_mem) + " per task");
   }

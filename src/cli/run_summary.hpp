@@ -26,9 +26,9 @@ void WriteRow(std::ostream& out, std::string_view label, const std::string& valu
 // (logical, and stored in how many chunks) of a stored array.
 void WriteSource(std::ostream& out, const std::string& label, const ZarrArray& array);
 
-// "Budget" then allowed_mem (for auto: "auto -> SIZE per task (the smallest that runs
-// this plan)", the size `plan` chose), reserved_mem, memory_tiers when set, total_mem,
-// work_dir and workers. `requested`: the Spec before planning.
+// "Budget" then allowed_mem (for auto: "auto -> SIZE per task (the smallest found that
+// runs this plan without multiplying its I/O)", the size `plan` chose), reserved_mem, memory_tiers
+// when set, total_mem, work_dir and workers. `requested`: the Spec before planning.
 void WriteBudget(std::ostream& out, const Spec& requested, const FinalizedPlan& plan);
 
 // Per op its tasks, projected vs measured memory per task and seconds; then the total

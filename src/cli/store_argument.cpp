@@ -16,9 +16,13 @@ namespace fs = std::filesystem;
 std::vector<std::string> MemberArrays(const fs::path& group) {
   std::vector<std::string> names;
   std::error_code error;
-  for (const fs::directory_entry& entry : fs::directory_iterator(group, error)) {
-    if (fs::exists(entry.path() / ".zarray", error)) {
-      names.push_back(entry.path().filename().string());
+  // increment(error), not ++: a folder that vanishes or turns unreadable mid-listing
+  // ends the list instead of throwing.
+  for (fs::directory_iterator entry(group, error), end; !error && entry != end;
+       entry.increment(error)) {
+    std::error_code ignored;
+    if (fs::exists(entry->path() / ".zarray", ignored)) {
+      names.push_back(entry->path().filename().string());
     }
   }
   std::sort(names.begin(), names.end());

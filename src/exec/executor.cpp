@@ -43,14 +43,6 @@ void CheckExecutor(const std::string& executor) {
                         "supported yet)");
 }
 
-// The ops `info` reads, each once, in increasing order.
-std::vector<int> DistinctInputs(const OpInfo& info) {
-  std::vector<int> inputs = info.inputs;
-  std::sort(inputs.begin(), inputs.end());
-  inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
-  return inputs;
-}
-
 // Checks that every op is set and reads only earlier ops; returns, per op, how many
 // distinct later ops read its output.
 std::vector<int> CountConsumers(const std::vector<std::shared_ptr<ExecutableOp>>& ops) {
@@ -59,7 +51,7 @@ std::vector<int> CountConsumers(const std::vector<std::shared_ptr<ExecutableOp>>
     if (ops[index] == nullptr) {
       throw InvalidArgument("Execute: op " + std::to_string(index) + " of the plan is null");
     }
-    for (int input : DistinctInputs(ops[index]->info())) {
+    for (int input : exec::DistinctInputs(ops[index]->info())) {
       if (input < 0 || static_cast<std::size_t>(input) >= index) {
         throw InvalidArgument("Execute: op \"" + ops[index]->info().name + "\" (index " +
                               std::to_string(index) + ") reads op " + std::to_string(input) +
@@ -278,7 +270,7 @@ ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, c
     }
     run.tasks = {};
     // The op has committed: inputs it was the last reader of are no longer needed.
-    for (int input : DistinctInputs(op.info())) {
+    for (int input : exec::DistinctInputs(op.info())) {
       if (--consumers_left[static_cast<std::size_t>(input)] > 0) continue;
       ExecutableOp& released = *ops[static_cast<std::size_t>(input)];
       RunStep(released.info().name, "to release its output", [&] { released.Release(); });

@@ -6,17 +6,13 @@
 #include <utility>
 
 namespace tessera::exec {
-namespace {
 
-// The ops `info` reads, each once.
 std::vector<int> DistinctInputs(const OpInfo& info) {
   std::vector<int> inputs = info.inputs;
   std::sort(inputs.begin(), inputs.end());
   inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
   return inputs;
 }
-
-}  // namespace
 
 TaskScheduler::TaskScheduler(const std::vector<std::shared_ptr<ExecutableOp>>& ops, Limits limits,
                              const ExecuteOptions& options,
@@ -48,34 +44,51 @@ void TaskScheduler::Run() {
   for (const auto& op : ops_) tasks += std::max<std::int64_t>(op->info().num_tasks, 0);
   const int threads =
       static_cast<int>(std::clamp<std::int64_t>(tasks, 1, std::int64_t{limits_.workers}));
-  std::vector<std::thread> pool;
-  pool.reserve(static_cast<std::size_t>(threads - 1));
+  // Joined on every path: a joinable std::thread destroyed would terminate the process.
+  struct Pool {
+    std::vector<std::thread> threads;
+    ~Pool() {
+      for (std::thread& thread : threads) {
+        if (thread.joinable()) thread.join();
+      }
+    }
+  } pool;
   try {
-    for (int lane = 1; lane < threads; ++lane) pool.emplace_back([this, lane] { Worker(lane); });
+    pool.threads.reserve(static_cast<std::size_t>(threads - 1));
+    for (int lane = 1; lane < threads; ++lane) {
+      pool.threads.emplace_back([this, lane] { Worker(lane); });
+    }
   } catch (...) {
     Fail(std::current_exception());  // no thread: stop those already started
   }
   Worker(0);
-  for (std::thread& thread : pool) thread.join();
+  for (std::thread& thread : pool.threads) thread.join();
   if (error_) std::rethrow_exception(error_);
 }
 
 void TaskScheduler::Worker(int lane) {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!failed_ && committed_ < static_cast<int>(ops_.size())) {
-    const Work work = Pick();
-    if (work.kind == Work::Kind::kNone) {
-      ++waiting_;
-      wake_.wait(lock);
-      --waiting_;
-      continue;
-    }
-    lock.unlock();
-    if (work.kind == Work::Kind::kPrepare) {
-      Prepare(work.op);
-      lock.lock();
-    } else {
-      RunTask(lane, work, lock);  // returns holding the lock: the next Pick follows
+    // Whatever throws here (an op's projected_mem, an allocation) ends the run as a
+    // failed task does: it must not leave a worker thread.
+    try {
+      const Work work = Pick();
+      if (work.kind == Work::Kind::kNone) {
+        ++waiting_;
+        wake_.wait(lock);
+        --waiting_;
+        continue;
+      }
+      lock.unlock();
+      if (work.kind == Work::Kind::kPrepare) {
+        Prepare(work.op);
+        lock.lock();
+      } else {
+        RunTask(lane, work, lock);  // returns holding the lock: the next Pick follows
+      }
+    } catch (...) {
+      if (!lock.owns_lock()) lock.lock();
+      FailLocked(std::current_exception());
     }
   }
 }
@@ -128,6 +141,7 @@ TaskScheduler::Work TaskScheduler::Pick() {
 void TaskScheduler::Prepare(int op) {
   try {
     std::lock_guard<std::mutex> hooks(hooks_mutex_);
+    if (Failed()) return;  // no op starts after a failure (lock order: hooks, then mutex_)
     hooks_.prepare(op);
   } catch (...) {
     Fail(std::current_exception());
@@ -183,12 +197,9 @@ void TaskScheduler::RunTask(int lane, const Work& work, std::unique_lock<std::mu
 }
 
 void TaskScheduler::Commit(int op) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (failed_) return;  // another op failed meanwhile: the run is over
-  }
   try {
     std::lock_guard<std::mutex> hooks(hooks_mutex_);
+    if (Failed()) return;  // another op failed meanwhile: the run is over
     hooks_.commit(op);
   } catch (...) {
     Fail(std::current_exception());
@@ -214,6 +225,11 @@ void TaskScheduler::FailLocked(std::exception_ptr error) {
   failed_ = true;
   cancelled_.store(true, std::memory_order_relaxed);
   wake_.notify_all();
+}
+
+bool TaskScheduler::Failed() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return failed_;
 }
 
 void TaskScheduler::Fail(std::exception_ptr error) {

@@ -53,6 +53,9 @@
 
 namespace tessera::exec {
 
+// The ops `info` reads (OpInfo::inputs), each once, in increasing order.
+std::vector<int> DistinctInputs(const OpInfo& info);
+
 class TaskScheduler {
  public:
   struct Limits {
@@ -100,7 +103,8 @@ class TaskScheduler {
   };
 
   void Worker(int lane);
-  Work Pick();  // REQUIRES: mutex_ held
+  Work Pick();    // REQUIRES: mutex_ held
+  bool Failed();  // takes mutex_
   void Prepare(int op);
   // Runs a task admitted by Pick(); takes `lock` (of mutex_, released on entry) to
   // account for its end and returns holding it.

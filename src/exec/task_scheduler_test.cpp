@@ -341,6 +341,25 @@ TEST(TaskScheduler, AFailureStopsEveryOp) {
   EXPECT_EQ(Position(events, "prepare c"), events.size());
 }
 
+TEST(TaskScheduler, AnOpWhoseProjectionThrowsFailsTheRunInsteadOfTheProcess) {
+  // projected_mem runs on the scheduler's threads (to admit the task): what it throws
+  // ends the run as a failed task would, on whichever thread picked the task.
+  for (const int workers : {1, 4}) {
+    Tracker tracker;
+    auto a = std::make_shared<ProbeOp>("a", 8, 100 * kMB, tracker);
+    auto b = std::make_shared<ProbeOp>("b", 2, 100 * kMB, tracker);
+    b->mutable_info().inputs = {0};
+    a->set_projection([](std::int64_t task) -> std::int64_t {
+      if (task == 5) throw InvalidArgument("no projection for block 5");
+      return 100 * kMB;
+    });
+    EXPECT_THROW(RunPlan({a, b}, workers, 1000 * kMB), InvalidArgument) << workers;
+    const std::vector<std::string> events = tracker.events();
+    EXPECT_EQ(Position(events, "commit a"), events.size());
+    EXPECT_EQ(Position(events, "prepare b"), events.size());
+  }
+}
+
 TEST(TaskScheduler, RunsAPlanWithoutOps) {
   EXPECT_EQ(RunPlan({}, 4, 1000 * kMB).max_tasks_at_once, 0);
 }

@@ -154,7 +154,7 @@ std::string FinalizedPlan::summary() const {
       << format_bytes(spec.reserved_mem) << ")\n";
   if (state_->allowed_mem_was_auto) {
     out << "allowed_mem auto: " << format_bytes(spec.allowed_mem) << " (" << spec.allowed_mem
-        << " bytes), the smallest that runs this plan without moving more than "
+        << " bytes), the smallest found that runs this plan without moving more than "
         << static_cast<int>(kAutoIoSlack * 100) << "% more bytes than with all the memory ("
         << state_->budget_plans << " trial plans)\n";
   }
@@ -213,9 +213,11 @@ std::string FinalizedPlan::summary() const {
   if (sized) {
     int timed = 0;
     for (const OpInfo& info : state_->infos) timed += info.task_seconds_from_history ? 1 : 0;
-    out << "  estimated cost: " << std::fixed << std::setprecision(3) << estimated_cost_gb_seconds()
-        << std::defaultfloat << " GB-seconds (size in GB x task seconds x tasks; " << timed
-        << " of " << state_->infos.size() << " ops timed by history, the others (~) modeled at "
+    std::ostringstream cost;  // its own stream: fixed notation must not leak into `out`
+    cost << std::fixed << std::setprecision(3) << estimated_cost_gb_seconds();
+    out << "  estimated cost: " << cost.str() << " GB-seconds (size in GB x task seconds x tasks; "
+        << timed << " of " << state_->infos.size()
+        << " ops timed by history, the others (~) modeled at "
         << format_bytes(static_cast<std::int64_t>(kModeledTaskBytesPerSecond)) << "/s per task)\n";
   }
   for (std::size_t i = 0; i < state_->infos.size(); ++i) {

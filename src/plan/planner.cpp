@@ -458,9 +458,9 @@ class PlanBuilder {
       }
       for (const int input : input_ops) {
         const OpInfo& stored = state.infos[static_cast<std::size_t>(input)];
-        info.bytes_read += ShapeSize(stored.shape) * stored.dtype.itemsize();
+        info.bytes_read += CheckedMul(ShapeSize(stored.shape), stored.dtype.itemsize());
       }
-      info.bytes_written = ShapeSize(info.shape) * info.dtype.itemsize();
+      info.bytes_written = CheckedMul(ShapeSize(info.shape), info.dtype.itemsize());
     }
     if (node != nullptr) op_index_[node] = static_cast<int>(state.ops.size());
     state.outputs.push_back(op->output());

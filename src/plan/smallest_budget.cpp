@@ -12,8 +12,13 @@
 namespace tessera {
 
 std::int64_t BytesMoved(const FinalizedPlan::State& state) {
+  constexpr std::int64_t kMost = std::numeric_limits<std::int64_t>::max();
   std::int64_t moved = 0;
-  for (const OpInfo& info : state.infos) moved += info.bytes_read + info.bytes_written;
+  for (const OpInfo& info : state.infos) {
+    for (const std::int64_t bytes : {info.bytes_read, info.bytes_written}) {
+      moved = bytes > kMost - moved ? kMost : moved + bytes;  // saturates
+    }
+  }
   return moved;
 }
 
@@ -66,32 +71,48 @@ class BudgetSearch {
   // requirement are bisected; then the plan is rebuilt at its own requirement.
   std::shared_ptr<FinalizedPlan::State> SmallestBytes(std::shared_ptr<FinalizedPlan::State> best) {
     std::int64_t bound = Required(best);
-    // The largest budget scanned below `bound` (all of them were refused or moved too
-    // much: a kept one would require less than `bound`).
-    std::int64_t refused_below = spec_.reserved_mem;
+    std::vector<std::int64_t> rejected;  // scanned budgets whose plans were not kept
     for (std::int64_t budget = best->spec.allowed_mem; budget > spec_.reserved_mem + 1;) {
       budget = std::max(static_cast<std::int64_t>(static_cast<double>(budget) * kScanRatio),
                         spec_.reserved_mem + 1);
       bool refused_for_memory = false;
       std::shared_ptr<FinalizedPlan::State> plan = Try(budget, 0, &refused_for_memory);
-      if (plan != nullptr && Required(plan) < bound) {
+      if (plan == nullptr) {
+        rejected.push_back(budget);
+      } else if (Required(plan) < bound) {
         bound = Required(plan);
         best = std::move(plan);
       }
-      if (plan == nullptr && budget < bound) refused_below = std::max(refused_below, budget);
       if (refused_for_memory) break;
     }
-    // Invariant: `best` is kept and requires `bound`; budgets up to `floor` - 1 that
-    // were tried were not kept.
-    std::int64_t floor = refused_below + 1;
-    while (floor < bound) {
-      const std::int64_t middle = floor + (bound - floor) / 2;
-      if (std::shared_ptr<FinalizedPlan::State> plan = Try(middle)) {
-        bound = Required(plan);
-        best = std::move(plan);
-      } else {
-        floor = middle + 1;
+    // Invariant: `best` is kept and requires `bound`; the largest budget below `bound`
+    // that was tried was not kept, and neither (assumed) are those below it. The
+    // assumption is checked at the end, one byte below: a plan kept there starts the
+    // bisection again below its own requirement (`bound` only falls, so this ends).
+    while (true) {
+      std::int64_t floor = spec_.reserved_mem + 1;
+      for (const std::int64_t budget : rejected) {
+        if (budget < bound) floor = std::max(floor, budget + 1);
       }
+      while (floor < bound) {
+        const std::int64_t middle = floor + (bound - floor) / 2;
+        if (std::shared_ptr<FinalizedPlan::State> plan = Try(middle)) {
+          bound = Required(plan);
+          best = std::move(plan);
+        } else {
+          rejected.push_back(middle);
+          floor = middle + 1;
+        }
+      }
+      const std::int64_t below = bound - 1;
+      if (below <= spec_.reserved_mem ||
+          std::find(rejected.begin(), rejected.end(), below) != rejected.end()) {
+        break;
+      }
+      std::shared_ptr<FinalizedPlan::State> plan = Try(below);
+      if (plan == nullptr) break;
+      bound = Required(plan);
+      best = std::move(plan);
     }
     // `best` was built at some budget >= bound; rebuild it at what it requires until
     // that no longer changes (the planner's choices follow the budget it is given).
@@ -154,8 +175,9 @@ std::shared_ptr<FinalizedPlan::State> PlanWithSmallestBudget(const Spec& spec,
     throw MemoryBudgetError("allowed_mem \"auto\": no budget up to " + ceiling_name +
                             " runs this plan. At that budget: " + error.what());
   }
-  const std::int64_t moved = BytesMoved(*best);
-  search.set_io_limit(moved + static_cast<std::int64_t>(static_cast<double>(moved) * kAutoIoSlack));
+  const double io_limit = static_cast<double>(BytesMoved(*best)) * (1 + kAutoIoSlack);
+  search.set_io_limit(io_limit >= 9.2e18 ? std::numeric_limits<std::int64_t>::max()
+                                         : static_cast<std::int64_t>(io_limit));
   // With tiers the budget is a tier: a budget between tiers would buy nothing (an op is
   // given a whole tier) and could only make budget-dependent steps smaller than need be.
   best = tiers.empty() ? search.SmallestBytes(std::move(best))

@@ -4,7 +4,9 @@
 //   auto state = PlanWithSmallestBudget(spec, [&](const Spec& trial, std::int64_t choices) {
 //     return PlanBuilder(outputs, trial, options, history, choices).Build();   // may throw
 //   });
-//   // state->spec.allowed_mem == FinalizedPlan(state).required_allowed_mem()
+//   // without tiers, state->spec.allowed_mem == FinalizedPlan(state).required_allowed_mem()
+//   // (unless the planner's choices at the requirement move too much, below); with
+//   // tiers, state->spec.allowed_mem is the tier chosen, at or above the requirement
 //
 // Budget-dependent choices (fusion splits, rechunk stages, reduction fan-in,
 // contraction slabs) are made by the planner for the budget it is given, so the search
@@ -22,8 +24,12 @@
 //      requirement, any other raises the floor); then the plan is rebuilt at its
 //      requirement until planning there requires exactly what it was given. Where the
 //      planner makes other choices at that requirement, the choices made at the larger
-//      budget are kept and checked against it. Either way the plan's allowed_mem is its
-//      required_allowed_mem();
+//      budget are kept and checked against it, so the plan's allowed_mem is its
+//      required_allowed_mem() (should even that be rejected, the plan built at the
+//      larger budget is returned as it is). The bisection assumes budgets below a
+//      rejected one are rejected too; one byte below the result is checked (a plan kept
+//      there restarts the bisection below it), but lower ones are not: the budget is
+//      the smallest found, not proven the smallest;
 //   3. with Spec::memory_tiers, the tiers are tried from the smallest: the budget is the
 //      first tier kept (a budget between tiers buys nothing: ops are given whole tiers).
 // Other errors propagate from the first trial that throws them.

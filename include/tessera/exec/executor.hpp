@@ -20,7 +20,8 @@
 // the whole pool runs alone. A free thread takes the first task in plan order (op, then
 // task) that fits; when the first op's next task does not fit, at most `workers` tasks
 // of later ops start ahead of it, then nothing starts until it fits, so a large task is
-// never starved. OpInfo::concurrency is the plan's figure and is not used. Chunk buffers
+// never starved. OpInfo::concurrency (the plan's figure for one op alone) is not read:
+// admission decides. Chunk buffers
 // the pool (buffer_pool.hpp) retains for the next tasks to reuse are not charged.
 //
 // Every task attempt runs inside its own MemoryAccount scope, so its measured peak is
