@@ -6,6 +6,8 @@
 #include "tessera/api/array.hpp"
 #include "tessera/api/creation.hpp"
 #include "tessera/api/elementwise.hpp"
+#include "tessera/api/expression.hpp"
+#include "tessera/api/expression_error.hpp"
 #include "tessera/api/indexing.hpp"
 #include "tessera/api/linalg.hpp"
 #include "tessera/api/manipulation.hpp"
