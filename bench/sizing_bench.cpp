@@ -42,12 +42,10 @@ Timed PlanBest(const tessera::Array& array, const tessera::Spec& spec, int repea
 
 void PrintRow(const std::string& what, const std::string& budget, const Timed& timed) {
   const tessera::FinalizedPlan& plan = *timed.plan;
-  std::int64_t moved = 0;
-  for (const tessera::OpInfo& op : plan.ops()) moved += op.bytes_read + op.bytes_written;
   std::printf("| %-22s | %-5s | %9.1f | %12s | %12s | %6d | %10s |\n", what.c_str(), budget.c_str(),
               timed.milliseconds, tessera::format_bytes(plan.spec().allowed_mem).c_str(),
               tessera::format_bytes(plan.required_allowed_mem()).c_str(), plan.budget_plans(),
-              tessera::format_bytes(moved).c_str());
+              tessera::format_bytes(plan.bytes_moved()).c_str());
 }
 
 tessera::Shape ParseShape(const std::string& text) {

@@ -161,13 +161,6 @@ TEST(MemoryPromiseTest, MeasuredNeverExceedsProjectedForAnyTask) {
   }
 }
 
-// The decoded bytes a plan's ops read and write.
-std::int64_t BytesMoved(const FinalizedPlan& plan) {
-  std::int64_t moved = 0;
-  for (const OpInfo& op : plan.ops()) moved += op.bytes_read + op.bytes_written;
-  return moved;
-}
-
 // allowed_mem "auto" on every kind of op: the budget found is the plan's requirement,
 // a byte less is refused (or moves more bytes than auto allows), it never exceeds what
 // the plan given all the memory requires, and every task of the run measures within it.
@@ -199,12 +192,12 @@ TEST(MemoryPromiseTest, AutoBudgetIsTheSmallestAndEveryTaskRunsWithinIt) {
     ceiling.allowed_mem = automatic.total_mem;
     const FinalizedPlan wide = plan_at(ceiling);
     EXPECT_LE(budget, wide.required_allowed_mem());
-    const std::int64_t io_limit = BytesMoved(wide) * 11 / 10;
-    EXPECT_LE(BytesMoved(plan), io_limit);
+    const std::int64_t io_limit = wide.bytes_moved() * 11 / 10;
+    EXPECT_LE(plan.bytes_moved(), io_limit);
     Spec below = automatic;  // the same total_mem: it decides where intermediates live
     below.allowed_mem = budget - 1;
     try {
-      EXPECT_GT(BytesMoved(plan_at(below)), io_limit);
+      EXPECT_GT(plan_at(below).bytes_moved(), io_limit);
     } catch (const MemoryBudgetError&) {
     }
 

@@ -73,18 +73,11 @@ bool RefusedAt(const Array& array, std::int64_t allowed_mem) {
   }
 }
 
-// The decoded bytes a plan's ops read and write.
-std::int64_t BytesMoved(const FinalizedPlan& plan) {
-  std::int64_t moved = 0;
-  for (const OpInfo& op : plan.ops()) moved += op.bytes_read + op.bytes_written;
-  return moved;
-}
-
 // Planning at `allowed_mem` (fixed) moves more than 10% more bytes than `moved`.
 bool MovesMoreAt(const Array& array, std::int64_t allowed_mem, std::int64_t moved) {
   Spec fixed = array.spec();
   fixed.allowed_mem = allowed_mem;
-  return BytesMoved(Array(array.node(), fixed).plan()) > moved + moved / 10;
+  return Array(array.node(), fixed).plan().bytes_moved() > moved + moved / 10;
 }
 
 TEST(MemorySizing, DewPointOverThreeGridsGetsEachItsOwnBudgetInOnePlanningCall) {
@@ -120,7 +113,7 @@ TEST(MemorySizing, DewPointOverThreeGridsGetsEachItsOwnBudgetInOnePlanningCall) 
     // its pieces (more than 10% more bytes moved), or is refused; the chosen budget plans
     // as a fixed one too.
     ASSERT_EQ(plan.ops().size(), 1u);
-    EXPECT_TRUE(RefusedAt(td, budget - 1) || MovesMoreAt(td, budget - 1, BytesMoved(plan)));
+    EXPECT_TRUE(RefusedAt(td, budget - 1) || MovesMoreAt(td, budget - 1, plan.bytes_moved()));
     EXPECT_FALSE(RefusedAt(td, budget));
     // Each grid its own budget, growing with its chunks (3 blocks of float32 at least).
     EXPECT_GT(budget, previous_budget);
@@ -189,13 +182,13 @@ TEST(MemorySizing, AutoRechunksAtTheSmallestBudgetThatDoesNotMultiplyItsReads) {
   Spec generous = spec;
   generous.allowed_mem = spec.total_mem;
   const FinalizedPlan wide = Array(y.node(), generous).plan();
-  EXPECT_LE(BytesMoved(plan), BytesMoved(wide) * 11 / 10);
+  EXPECT_LE(plan.bytes_moved(), wide.bytes_moved() * 11 / 10);
   EXPECT_LT(budget, wide.required_allowed_mem());
   // A byte less is refused, or moves more than that.
   Spec below = spec;
   below.allowed_mem = budget - 1;
   try {
-    EXPECT_GT(BytesMoved(Array(y.node(), below).plan()), BytesMoved(wide) * 11 / 10);
+    EXPECT_GT(Array(y.node(), below).plan().bytes_moved(), wide.bytes_moved() * 11 / 10);
   } catch (const MemoryBudgetError&) {
   }
 

@@ -143,7 +143,6 @@ struct OpRun {
   OpReport report;
   std::vector<std::size_t> tasks;  // where its records are in report.tasks
   Clock::time_point start;
-  std::int64_t done = 0;
   std::int64_t rss_before = 0;  // the RSS when the high-water mark it reads was reset
   bool rss_reset = false;       // whether that reset succeeded
 };
@@ -235,7 +234,6 @@ ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, c
   };
   hooks.task_done = [&](int index, const TaskRecord& record) {
     OpRun& run = runs[static_cast<std::size_t>(index)];
-    ++run.done;
     if (record.skipped) {
       ++run.report.tasks_skipped;
     } else {
@@ -244,14 +242,14 @@ ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, c
     run.report.projected_mem = std::max(run.report.projected_mem, record.projected_mem);
     run.tasks.push_back(report.tasks.size());
     report.tasks.push_back(record);
-    progress.Update(index, run.done);
+    progress.Update(index, static_cast<std::int64_t>(run.tasks.size()));
     if (options.on_task) options.on_task(record);
   };
   hooks.commit = [&](int index) {
     ExecutableOp& op = *ops[static_cast<std::size_t>(index)];
     OpRun& run = runs[static_cast<std::size_t>(index)];
     RunStep(op.info().name, "to commit its output", [&] { op.Commit(); });
-    progress.Finish(index, run.done);
+    progress.Finish(index, static_cast<std::int64_t>(run.tasks.size()));
     std::vector<TaskRecord> gathered;
     const std::span<const TaskRecord> tasks = OpTasks(report, run.tasks, gathered);
     Summarize(tasks, run.report);

@@ -82,6 +82,8 @@ bool FinalizedPlan::allowed_mem_was_auto() const { return state_->allowed_mem_wa
 
 int FinalizedPlan::budget_plans() const { return state_->budget_plans; }
 
+std::int64_t FinalizedPlan::bytes_moved() const { return BytesMoved(*state_); }
+
 double FinalizedPlan::estimated_cost_gb_seconds() const {
   double total = 0;
   for (const OpInfo& info : state_->infos) total += info.cost_gb_seconds;

@@ -52,6 +52,10 @@ class FinalizedPlan {
   int budget_plans() const;
   // The sum of the ops' OpInfo::cost_gb_seconds.
   double estimated_cost_gb_seconds() const;
+  // The bytes the ops read and write (decoded): the sum of OpInfo::bytes_read and
+  // bytes_written, saturating. allowed_mem "auto" keeps plans that move at most 10% more
+  // than the plan given all the memory.
+  std::int64_t bytes_moved() const;
   std::int64_t num_tasks() const;
   const std::vector<OpInfo>& ops() const;
   const Spec& spec() const;
