@@ -46,11 +46,13 @@ struct Scratch {
 };
 
 // A kernel that declares 400 MB of its own (extra_projected_mem) and touches
-// `touch_bytes` of it page by page, holds it until `want` kernels hold theirs at once or
-// `patience` has passed (giving admission every chance to let too many in), and counts
+// `touch_bytes` of it page by page, holds it until `together` kernels hold theirs at once
+// (however long touching takes on a loaded machine), then until `want` do or `patience`
+// has passed (giving admission every chance to let too many in), and counts
 // how many of its calls run at once.
 struct TouchingKernel {
   std::int64_t touch_bytes;
+  int together;
   int want;
   std::chrono::milliseconds patience;
   testing::ConcurrencyGauge* gauge;    // kernels running
@@ -65,8 +67,11 @@ struct TouchingKernel {
     // Wait for `want` kernels to hold their memory at once (not merely to have started:
     // the first could end before the last had touched its own).
     holding->Enter();
-    const auto deadline = std::chrono::steady_clock::now() + patience;
-    while (holding->most() < want && std::chrono::steady_clock::now() < deadline) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto hope = start + patience;
+    const auto limit = start + std::chrono::seconds(60);  // a broken admission ends too
+    while (holding->most() < want && std::chrono::steady_clock::now() < limit &&
+           (holding->most() < together || std::chrono::steady_clock::now() < hope)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     std::int64_t touched = 0;  // read back, so the writes cannot be left out
@@ -110,14 +115,14 @@ struct Measured {
   bool rss_resettable = false;
 };
 
-Measured RunKernel(const Spec& spec, Index tasks, std::int64_t touch_bytes, int want,
+Measured RunKernel(const Spec& spec, Index tasks, std::int64_t touch_bytes, int together, int want,
                    std::chrono::milliseconds patience) {
   ReleaseBufferPool();  // what earlier tests left retained is not this run's
   Measured measured;
   measured.rss_resettable = ResetPeakRss();
   testing::ConcurrencyGauge gauge;
   testing::ConcurrencyGauge holding;
-  const TouchingKernel kernel{touch_bytes, want, patience, &gauge, &holding};
+  const TouchingKernel kernel{touch_bytes, together, want, patience, &gauge, &holding};
   const Array result = map_blocks(kernel, {Rows(tasks, spec)}, float32, parse_bytes("400MB"));
   ComputeOptions options;
   options.execute.progress = ProgressMode::kNever;
@@ -138,9 +143,9 @@ std::int64_t TouchBytes() {
 
 TEST(AdmissionTest, FourHundredMegabyteTasksRunTwoAtOnceUnderOneGigabyte) {
   const Spec spec = AdmissionSpec("1GB");
-  // Three tasks: two run, and the third gets 300 ms to join them while they hold their
-  // memory.
-  const Measured run = RunKernel(spec, 3, TouchBytes(), 3, std::chrono::milliseconds(300));
+  // Three tasks: two run and hold their memory together, and the third gets 300 ms more
+  // to join them.
+  const Measured run = RunKernel(spec, 3, TouchBytes(), 2, 3, std::chrono::milliseconds(300));
   const ExecutionReport& report = run.report;
   std::printf(
       "total_mem 1 GB: %d tasks at once (report %d), admitted at most %s of %s, "
@@ -172,7 +177,7 @@ TEST(AdmissionTest, FourHundredMegabyteTasksRunTwoAtOnceUnderOneGigabyte) {
 TEST(AdmissionTest, TheSameTasksRunFourAtOnceUnderFourGigabytes) {
   // The counter-test: only total_mem differs, and the threads (4) are the limit.
   const Spec spec = AdmissionSpec("4GB");
-  const Measured run = RunKernel(spec, 4, TouchBytes(), 4, std::chrono::milliseconds(10'000));
+  const Measured run = RunKernel(spec, 4, TouchBytes(), 4, 4, std::chrono::milliseconds(10'000));
   const ExecutionReport& report = run.report;
   std::printf("total_mem 4 GB: %d tasks at once (report %d), peak RSS %s\n", run.most,
               report.max_tasks_at_once, format_bytes(report.peak_rss_bytes).c_str());
