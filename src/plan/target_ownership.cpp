@@ -21,6 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kMarkerHeader = "tessera-owner 1";
+constexpr std::string_view kResumeRefused = "cannot resume into ";
+constexpr std::string_view kPartialNoteStart = "; the chunks written so far are kept in ";
 
 [[noreturn]] void ThrowIo(const std::string& what, const fs::path& path, int error) {
   throw StorageError("cannot " + what + " \"" + path.string() + "\": " + std::strerror(error));
@@ -206,9 +208,26 @@ bool HasPartialOutput(const fs::path& target) {
 std::string PartialOutputNote(const fs::path& target, const std::string& how_to_resume) {
   if (!HasPartialOutput(target)) return "";
   const fs::path partial = PartialOutputPath(target);
-  return "the chunks written so far are kept in " + partial.string() + "; " + how_to_resume +
+  return std::string(kPartialNoteStart) + partial.string() + "; " + how_to_resume +
          " continues from them (same source and options), or delete " + partial.string() +
          " to start over";
+}
+
+void ThrowWithPartialOutputNote(const Error& error, const fs::path& target,
+                                const std::string& how_to_resume) {
+  std::string message = error.what();
+  if (const std::size_t at = message.find(kPartialNoteStart); at != std::string::npos) {
+    message.erase(at);
+  }
+  // A refused resume already says what to do with the partial output.
+  if (message.find(kResumeRefused) == std::string::npos) {
+    message += PartialOutputNote(target, how_to_resume);
+  }
+  if (dynamic_cast<const InvalidArgument*>(&error) != nullptr) throw InvalidArgument(message);
+  if (dynamic_cast<const MemoryBudgetError*>(&error) != nullptr) throw MemoryBudgetError(message);
+  if (dynamic_cast<const StorageError*>(&error) != nullptr) throw StorageError(message);
+  if (dynamic_cast<const FormatError*>(&error) != nullptr) throw FormatError(message);
+  throw Error(message);
 }
 
 }  // namespace tessera

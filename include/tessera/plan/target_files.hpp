@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <string>
 
+#include "tessera/core/errors.hpp"
+
 namespace tessera {
 
 std::filesystem::path PartialOutputPath(const std::filesystem::path& target);
@@ -22,9 +24,18 @@ std::filesystem::path PreviousOutputPath(const std::filesystem::path& target);
 // marker) is kept.
 bool HasPartialOutput(const std::filesystem::path& target);
 
-// For messages after a failed run: "" when no partial output is kept, else a sentence
-// saying where it is kept, that `how_to_resume` continues it, and how to start over.
+// For messages after a failed run: "" when no partial output is kept, else "; the chunks
+// written so far are kept in ...": where, that `how_to_resume` continues it, and how to
+// start over.
 std::string PartialOutputNote(const std::filesystem::path& target,
                               const std::string& how_to_resume);
+
+// Throws an error of `error`'s type whose message is `error`'s, with any partial output
+// note it had replaced by PartialOutputNote(target, how_to_resume) (nothing when no
+// partial output is kept). to_zarr adds the note for API callers; the CLI replaces it
+// with its own (--resume).
+[[noreturn]] void ThrowWithPartialOutputNote(const Error& error,
+                                             const std::filesystem::path& target,
+                                             const std::string& how_to_resume);
 
 }  // namespace tessera
