@@ -114,7 +114,7 @@ TEST(ArrayTest, ToZarrWritesAtomicallyAndZarrReadsItBack) {
   const auto path = (dir.path() / "out.zarr").string();
   const Array x = arange(0, 100, 1, float64, 30, spec) * 2.0;
   x.to_zarr(path);
-  EXPECT_FALSE(std::filesystem::exists(path + ".partial"));
+  EXPECT_FALSE(std::filesystem::exists(path + ".tessera-partial"));
   const NDArray back = ZarrArray::Open(DirectoryStore::Open(path)).Read();
   ASSERT_EQ(back.size(), 100);
   for (Index i = 0; i < 100; ++i)
@@ -151,7 +151,7 @@ TEST(ArrayTest, ToZarrFillValueAndAttributes) {
   options.attributes_json = "[1, 2]";
   const auto refused = (dir.path() / "refused.zarr").string();
   EXPECT_THROW(x.to_zarr(refused, options), InvalidArgument);
-  EXPECT_FALSE(std::filesystem::exists(refused + ".partial"));
+  EXPECT_FALSE(std::filesystem::exists(refused + ".tessera-partial"));
   EXPECT_FALSE(std::filesystem::exists(refused));
 }
 

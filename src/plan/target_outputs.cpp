@@ -104,13 +104,18 @@ class ZarrTargetOutput : public ZarrOutput {
     wanted.layout = layout_;
     FileOps& ops = *target_.file_ops;
     bool keep = false;
+    if (IsEmptyRealDirectory(partial)) {
+      if (const int error = ops.RemoveDirectory(partial); error != 0) {
+        ThrowFileError("remove the empty", partial, error);
+      }
+    }
     if (Occupied(partial)) {
       const std::optional<OwnerMarker> found = CheckOwnPartial(partial);
       if (target_.resume) {
         CheckSameWork(partial, *found, wanted);
         keep = true;
       } else {
-        RemoveTree(ops, partial);  // an earlier run's own leftover: start over
+        RemoveOwnedDirectory(ops, partial);  // an earlier run's own leftover: start over
       }
     }
     if (!keep) {
@@ -120,10 +125,7 @@ class ZarrTargetOutput : public ZarrOutput {
       try {
         WriteOwnerMarker(ops, partial, wanted);
       } catch (...) {
-        try {
-          RemoveTree(ops, partial);  // nothing of it is anyone's yet
-        } catch (const Error&) {
-        }
+        RemoveQuietly(partial);  // nothing of it is anyone's yet
         throw;
       }
     }
@@ -147,7 +149,7 @@ class ZarrTargetOutput : public ZarrOutput {
     bool moved_previous = false;
     if (Occupied(directory)) {
       CheckPreviousName(previous);
-      if (Occupied(previous)) RemoveTree(ops, previous);  // ours and stale (checked)
+      if (Occupied(previous)) RemoveOwnedDirectory(ops, previous);  // ours and stale (checked)
       if (const int error = ops.MakeDirectory(previous); error != 0) {
         ThrowFileError("create", previous, error);
       }
@@ -182,7 +184,7 @@ class ZarrTargetOutput : public ZarrOutput {
  private:
   void RemoveQuietly(const fs::path& path) const {
     try {
-      RemoveTree(*target_.file_ops, path);
+      RemoveOwnedDirectory(*target_.file_ops, path);
     } catch (const Error&) {
     }
   }
@@ -254,7 +256,7 @@ class ZarrTargetOutput : public ZarrOutput {
 
   // OUT.tessera-old, needed while replacing OUT, must be free or Tessera's own stale one.
   void CheckPreviousName(const fs::path& previous) const {
-    if (!Occupied(previous)) return;
+    if (!Occupied(previous) || IsEmptyRealDirectory(previous)) return;
     const bool target_exists = Occupied(target_.directory);
     if (!ReadOwnerMarker(previous, "previous-output")) {
       if (!target_exists) return;  // not needed: nothing to move aside

@@ -168,6 +168,23 @@ void WriteOwnerMarker(FileOps& ops, const fs::path& directory, const OwnerMarker
   if (error != 0) ThrowIo("fsync", directory, error);
 }
 
+void RemoveOwnedDirectory(FileOps& ops, const fs::path& directory) {
+  if (!IsRealDirectory(directory)) return;
+  std::error_code error;
+  std::vector<fs::path> entries;
+  for (fs::directory_iterator it(directory, error), end; !error && it != end; it.increment(error)) {
+    if (it->path().filename() != kOwnerMarkerName) entries.push_back(it->path());
+  }
+  if (error) ThrowIo("list", directory, error.value());
+  for (const fs::path& entry : entries) RemoveTree(ops, entry);
+  RemoveTree(ops, directory);  // the marker, then the directory
+}
+
+bool IsEmptyRealDirectory(const fs::path& path) {
+  std::error_code error;
+  return IsRealDirectory(path) && fs::is_empty(path, error) && !error;
+}
+
 void RemoveTree(FileOps& ops, const fs::path& path) {
   std::error_code error;
   const fs::file_status status = fs::symlink_status(path, error);

@@ -52,6 +52,13 @@ void WriteOwnerMarker(FileOps& ops, const std::filesystem::path& directory,
 // removed, never what it points to). StorageError on the first failure.
 void RemoveTree(FileOps& ops, const std::filesystem::path& path);
 
+// Removes a folder of Tessera's own: everything but its marker first, then the marker
+// and the folder, so that a failure midway leaves it marked (or empty).
+void RemoveOwnedDirectory(FileOps& ops, const std::filesystem::path& directory);
+// An empty real directory holds nobody's data: Tessera may take over (or remove) one at
+// the names it needs, as a failure while removing its own leaves one.
+bool IsEmptyRealDirectory(const std::filesystem::path& path);
+
 // Is something (a link included) at `path`?
 bool Occupied(const std::filesystem::path& path);
 // Is `path` a real directory (not a symbolic link to one)?

@@ -32,7 +32,7 @@ def write_source(path, values, chunks, compressor, dims=None):
 
 
 def partial(out):
-    return out.with_name(out.name + ".partial")
+    return out.with_name(out.name + ".tessera-partial")
 
 
 def leftovers(out):
