@@ -104,11 +104,7 @@ class ZarrTargetOutput : public ZarrOutput {
     wanted.layout = layout_;
     FileOps& ops = *target_.file_ops;
     bool keep = false;
-    if (IsEmptyRealDirectory(partial)) {
-      if (const int error = ops.RemoveDirectory(partial); error != 0) {
-        ThrowFileError("remove the empty", partial, error);
-      }
-    }
+    if (IsEmptyRealDirectory(partial)) RemoveOwnedDirectory(ops, partial);
     if (Occupied(partial)) {
       const std::optional<OwnerMarker> found = CheckOwnPartial(partial);
       if (target_.resume) {

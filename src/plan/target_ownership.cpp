@@ -181,8 +181,15 @@ void RemoveOwnedDirectory(FileOps& ops, const fs::path& directory) {
 }
 
 bool IsEmptyRealDirectory(const fs::path& path) {
+  if (!IsRealDirectory(path)) return false;
+  // A run killed while creating the folder leaves it empty or holding only the
+  // marker's temporary file.
+  const std::string unfinished_marker = std::string(kOwnerMarkerName) + ".new";
   std::error_code error;
-  return IsRealDirectory(path) && fs::is_empty(path, error) && !error;
+  for (fs::directory_iterator it(path, error), end; !error && it != end; it.increment(error)) {
+    if (it->path().filename() != unfinished_marker) return false;
+  }
+  return !error;
 }
 
 void RemoveTree(FileOps& ops, const fs::path& path) {

@@ -55,8 +55,9 @@ void RemoveTree(FileOps& ops, const std::filesystem::path& path);
 // Removes a folder of Tessera's own: everything but its marker first, then the marker
 // and the folder, so that a failure midway leaves it marked (or empty).
 void RemoveOwnedDirectory(FileOps& ops, const std::filesystem::path& directory);
-// An empty real directory holds nobody's data: Tessera may take over (or remove) one at
-// the names it needs, as a failure while removing its own leaves one.
+// An empty real directory (or one holding only an unfinished marker's temporary file)
+// holds nobody's data: Tessera may remove one at the names it needs, as a run killed
+// while creating its folder, or a failure while removing it, leaves one.
 bool IsEmptyRealDirectory(const std::filesystem::path& path);
 
 // Is something (a link included) at `path`?

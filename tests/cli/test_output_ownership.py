@@ -250,3 +250,22 @@ def test_resume_with_another_source_of_the_same_metadata_is_refused(tessera_bin,
     assert result.returncode == 0, result.stderr
     np.testing.assert_array_equal(zarr.open_array(str(out), mode="r")[...],
                                   EXPECTED[command](values))
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_folder_left_by_a_run_killed_while_creating_it_is_taken_over(tessera_bin, tmp_path,
+                                                                       source, command):
+    """A kill between creating OUT.tessera-partial and renaming its marker into place leaves
+    the folder empty but for the marker's temporary file: nobody's data, so a new run (with
+    or without --resume) takes it over."""
+    base, values = source
+    out = tmp_path / "x.zarr"
+    for extra in ([], ["--resume"]):
+        partial(out).mkdir()
+        (partial(out) / ".tessera-owner.new").write_text("tessera-owner 1\nkind partial-out")
+        result = COMMANDS[command](tessera_bin, base, out, *extra)
+        assert result.returncode == 0, result.stderr
+        assert not partial(out).exists()
+        np.testing.assert_array_equal(zarr.open_array(str(out), mode="r")[...],
+                                      EXPECTED[command](values))
+        shutil.rmtree(out)
