@@ -246,7 +246,8 @@ TEST_F(TargetFaultsTest, EveryFileChangeFailingInTurnLosesNothingAndResumeFinish
 
 TEST_F(TargetFaultsTest, RandomFileChangesFailingLoseNothing) {
   std::uint64_t seed = std::random_device{}();
-  if (const char* given = std::getenv("TESSERA_TEST_SEED")) seed = std::strtoull(given, nullptr, 10);
+  if (const char* given = std::getenv("TESSERA_TEST_SEED"))
+    seed = std::strtoull(given, nullptr, 10);
   std::cout << "TESSERA_TEST_SEED=" << seed << '\n';
   RecordProperty("TESSERA_TEST_SEED", std::to_string(seed));
   std::int64_t failed = 0;

@@ -432,8 +432,8 @@ class PlanBuilder {
     EstimateFootprints(*state);
     for (const PlanOutput& output : requested_) {
       if (!output.target) continue;
-      const OpInfo& writer = state->ops[static_cast<std::size_t>(op_index_.at(output.node.get()))]
-                                 ->info();
+      const OpInfo& writer =
+          state->ops[static_cast<std::size_t>(op_index_.at(output.node.get()))]->info();
       outputs_.at(output.node.get())
           ->SetWriterLayout(writer.kind + " " + std::to_string(writer.num_tasks) + " tasks " +
                             writer.fingerprint);

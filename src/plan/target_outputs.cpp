@@ -8,10 +8,10 @@
 
 #include "op_output.hpp"
 #include "region_copy.hpp"
+#include "target_ownership.hpp"
 #include "tessera/core/buffer.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/memory_account.hpp"
-#include "target_ownership.hpp"
 #include "tessera/plan/target_files.hpp"
 #include "tessera/storage/directory_store.hpp"
 #include "zarr_output.hpp"
@@ -53,8 +53,7 @@ std::optional<fs::path> SourceDirectory(const ZarrArray& source) {
 
 // True when `inner` is `outer` or lies inside it (both resolved).
 bool IsWithin(const fs::path& inner, const fs::path& outer) {
-  return std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end()).first ==
-         outer.end();
+  return std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end()).first == outer.end();
 }
 
 fs::path Resolved(const fs::path& path) {
@@ -197,8 +196,8 @@ class ZarrTargetOutput : public ZarrOutput {
         throw InvalidArgument(
             "to_zarr: " + name.string() + " is a source of this run (" + directory->string() +
             "), but Tessera needs that name beside the output for its own files and never "
-            "writes into or removes a source; rename the source (e.g. mv " + name.string() +
-            " " + name.string() + "-source) or choose another output path");
+            "writes into or removes a source; rename the source (e.g. mv " +
+            name.string() + " " + name.string() + "-source) or choose another output path");
       }
     }
   }
@@ -234,12 +233,12 @@ class ZarrTargetOutput : public ZarrOutput {
       why = "the source differs from the one the interrupted run read (" +
             std::to_string(found.source.keys) + " stored keys, " +
             std::to_string(found.source.bytes) + " bytes then; " +
-            std::to_string(wanted.source.keys) + " keys, " +
-            std::to_string(wanted.source.bytes) +
+            std::to_string(wanted.source.keys) + " keys, " + std::to_string(wanted.source.bytes) +
             " bytes now; sizes or modification times changed)";
     } else if (found.target != wanted.target) {
-      why = "the target's metadata (shape, chunks, dtype, codec, fill value or attributes) "
-            "differs from the interrupted run's";
+      why =
+          "the target's metadata (shape, chunks, dtype, codec, fill value or attributes) "
+          "differs from the interrupted run's";
     } else if (found.layout != wanted.layout) {
       why = "the plan's tasks differ from the interrupted run's (then: " + found.layout +
             "; now: " + wanted.layout + ")";
@@ -263,12 +262,11 @@ class ZarrTargetOutput : public ZarrOutput {
                             " until the new one is complete; move or delete it, then run again");
     }
     if (!target_exists && Occupied(previous / "previous")) {
-      throw InvalidArgument(
-          "to_zarr: " + (previous / "previous").string() + " holds the array that was at " +
-          target_.directory.string() +
-          " before an interrupted overwrite; move it back (mv " + (previous / "previous").string() +
-          " " + target_.directory.string() + ") or delete " + previous.string() +
-          ", then run again");
+      throw InvalidArgument("to_zarr: " + (previous / "previous").string() +
+                            " holds the array that was at " + target_.directory.string() +
+                            " before an interrupted overwrite; move it back (mv " +
+                            (previous / "previous").string() + " " + target_.directory.string() +
+                            ") or delete " + previous.string() + ", then run again");
     }
   }
 

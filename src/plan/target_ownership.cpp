@@ -11,9 +11,9 @@
 #include <system_error>
 
 #include "tessera/core/errors.hpp"
+#include "tessera/plan/target_files.hpp"
 #include "tessera/storage/directory_store.hpp"
 #include "tessera/storage/zarr_metadata.hpp"
-#include "tessera/plan/target_files.hpp"
 
 namespace tessera {
 namespace {
@@ -42,7 +42,8 @@ class Hasher {
   std::string Hex() const {
     static constexpr char kDigits[] = "0123456789abcdef";
     std::string hex(16, '0');
-    for (int i = 0; i < 16; ++i) hex[static_cast<std::size_t>(15 - i)] = kDigits[(state_ >> (4 * i)) & 0xf];
+    for (int i = 0; i < 16; ++i)
+      hex[static_cast<std::size_t>(15 - i)] = kDigits[(state_ >> (4 * i)) & 0xf];
     return hex;
   }
 
