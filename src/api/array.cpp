@@ -4,6 +4,7 @@
 
 #include "tessera/core/errors.hpp"
 #include "tessera/exec/executor.hpp"
+#include "tessera/plan/target_files.hpp"
 
 namespace tessera {
 namespace {
@@ -45,11 +46,19 @@ FinalizedPlan PlanToZarr(const Array& array, ZarrTarget target, const ToZarrOpti
 }
 
 void ToZarr(const Array& array, ZarrTarget target, const ToZarrOptions& options) {
+  const std::filesystem::path directory = target.store == nullptr ? target.directory : "";
   FinalizedPlan plan = PlanToZarr(array, std::move(target), options);
   ExecuteOptions execute = options.compute.execute;
   execute.resume = execute.resume || options.resume;
   if (execute.label.empty()) execute.label = "to_zarr";
-  ExecutionReport report = Execute(plan.executable_ops(), plan.spec(), execute);
+  ExecutionReport report;
+  try {
+    report = Execute(plan.executable_ops(), plan.spec(), execute);
+  } catch (const Error& error) {
+    // A failed run keeps its partial output: say where, and how to continue it.
+    if (directory.empty()) throw;
+    ThrowWithPartialOutputNote(error, directory, "to_zarr with resume = true");
+  }
   if (options.compute.report != nullptr) *options.compute.report = std::move(report);
 }
 

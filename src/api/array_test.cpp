@@ -11,6 +11,7 @@
 #include "tessera/api/elementwise.hpp"
 #include "tessera/api/map_blocks.hpp"
 #include "tessera/core/errors.hpp"
+#include "tessera/plan/target_files.hpp"
 #include "tessera/storage/directory_store.hpp"
 #include "tessera/storage/memory_store.hpp"
 #include "tessera/storage/zarr_array.hpp"
@@ -114,7 +115,7 @@ TEST(ArrayTest, ToZarrWritesAtomicallyAndZarrReadsItBack) {
   const auto path = (dir.path() / "out.zarr").string();
   const Array x = arange(0, 100, 1, float64, 30, spec) * 2.0;
   x.to_zarr(path);
-  EXPECT_FALSE(std::filesystem::exists(path + ".partial"));
+  EXPECT_FALSE(std::filesystem::exists(path + ".tessera-partial"));
   const NDArray back = ZarrArray::Open(DirectoryStore::Open(path)).Read();
   ASSERT_EQ(back.size(), 100);
   for (Index i = 0; i < 100; ++i)
@@ -151,7 +152,7 @@ TEST(ArrayTest, ToZarrFillValueAndAttributes) {
   options.attributes_json = "[1, 2]";
   const auto refused = (dir.path() / "refused.zarr").string();
   EXPECT_THROW(x.to_zarr(refused, options), InvalidArgument);
-  EXPECT_FALSE(std::filesystem::exists(refused + ".partial"));
+  EXPECT_FALSE(std::filesystem::exists(refused + ".tessera-partial"));
   EXPECT_FALSE(std::filesystem::exists(refused));
 }
 
@@ -192,9 +193,32 @@ TEST(ArrayTest, FailedTaskLeavesNoTargetAndResumeSkipsWrittenChunks) {
   options.compute.execute.progress = ProgressMode::kNever;
   EXPECT_THROW(y.to_zarr(path, options), Error);
   EXPECT_FALSE(std::filesystem::exists(path)) << "a failed run must not leave a target";
+  const std::filesystem::path partial = PartialOutputPath(path);
+  try {
+    y.to_zarr(path, options);
+    ADD_FAILURE() << "the failing run succeeded";
+  } catch (const StorageError& error) {
+    // The failure says where its partial output is kept and how to continue or drop it.
+    const std::string message = error.what();
+    EXPECT_NE(message.find("disk full (simulated)"), std::string::npos) << message;
+    EXPECT_NE(message.find("kept in " + partial.string()), std::string::npos) << message;
+    EXPECT_NE(message.find("resume = true"), std::string::npos) << message;
+    EXPECT_NE(message.find("delete " + partial.string()), std::string::npos) << message;
+  }
+  EXPECT_TRUE(std::filesystem::is_regular_file(partial / ".tessera-owner"));
+  // Another computation into the same target is not the same work.
+  const Array other = y + 1.0;
+  options.resume = true;
+  try {
+    other.to_zarr(path, options);
+    ADD_FAILURE() << "resumed another computation's partial output";
+  } catch (const InvalidArgument& error) {
+    EXPECT_NE(std::string(error.what()).find("cannot resume into"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
   fail = false;
   calls = 0;
-  options.resume = true;
   y.to_zarr(path, options);
   EXPECT_LT(calls.load(), 10) << "resume must skip the chunks already written";
   const NDArray back = ZarrArray::Open(DirectoryStore::Open(path)).Read();

@@ -14,6 +14,7 @@
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/shape.hpp"
+#include "tessera/plan/target_files.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -127,12 +128,16 @@ void CalcCommand::AddOptions(CLI::App& command) {
                      "NAME=STORE: a Zarr array (directory holding .zarray) the formula calls "
                      "NAME; repeat for each input");
   command.add_option("--output", output_,
-                     "Directory of the Zarr array to write (written to STORE.partial, moved "
-                     "into place when complete)");
+                     "Directory of the Zarr array to write (written to STORE.tessera-partial, "
+                     "moved into place when complete)");
   spec_options_.Register(command);
   command.add_option("--codec", codec_,
                      "Output codec: blosc-lz4 (default), blosc:zstd:3, zstd, lz4, zlib, raw");
   command.add_flag("--overwrite", overwrite_, "Replace an existing array at --output");
+  command.add_flag("--resume", resume_,
+                   "Continue an interrupted run: keep the chunks it left in "
+                   "STORE.tessera-partial (refused unless the inputs, formula and options "
+                   "are the same)");
   command.add_flag("--quiet", quiet_, "No progress on stderr");
 }
 
@@ -165,6 +170,7 @@ void CalcCommand::Run(std::ostream& out) const {
   attributes["tessera_expression"] = expression_;
   options.attributes_json = attributes.dump();
   options.overwrite = overwrite_ || plan_only;  // plan writes nothing
+  options.resume = resume_;
   options.compute.execute.progress = quiet_ ? ProgressMode::kNever : ProgressMode::kAuto;
   options.compute.execute.label = "tessera calc";
 
@@ -185,7 +191,11 @@ void CalcCommand::Run(std::ostream& out) const {
 
   ExecutionReport report;
   options.compute.report = &report;
-  result.array.to_zarr(target->string(), options);
+  try {
+    result.array.to_zarr(target->string(), options);
+  } catch (const Error& error) {
+    ThrowWithPartialOutputNote(error, *target, "rerunning the same command with --resume");
+  }
   WriteRunReport(out, report);
   out << "Wrote " << target->string() << " (shape " << ShapeToString(result.array.shape())
       << ", dtype " << result.array.dtype().name() << ", chunks "

@@ -62,6 +62,7 @@ class CalcCommand {
   std::string codec_;  // "" = to_zarr's default
   bool plan_only_ = false;
   bool overwrite_ = false;
+  bool resume_ = false;
   bool quiet_ = false;
 };
 

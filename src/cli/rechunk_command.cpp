@@ -18,6 +18,7 @@
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/shape.hpp"
+#include "tessera/plan/target_files.hpp"
 #include "tessera/storage/zarr_array.hpp"
 
 namespace tessera::cli {
@@ -103,8 +104,8 @@ RechunkCommand::RechunkCommand(CLI::App& app)
       ->required();
   command_
       ->add_option("OUT", out_path_,
-                   "Directory of the Zarr array to write (written to OUT.partial, moved into "
-                   "place when complete)")
+                   "Directory of the Zarr array to write (written to OUT.tessera-partial, moved "
+                   "into place when complete)")
       ->required();
   command_
       ->add_option("--chunks", chunks_,
@@ -124,7 +125,8 @@ RechunkCommand::RechunkCommand(CLI::App& app)
   command_->add_flag("--plan", plan_only_, "Print the plan (stages, tiers, memory); run nothing");
   command_->add_flag("--overwrite", overwrite_, "Replace an existing array at OUT");
   command_->add_flag("--resume", resume_,
-                     "Keep the chunks an interrupted run left in OUT.partial; skip their tasks");
+                     "Continue an interrupted run: keep the chunks it left in OUT.tessera-partial "
+                     "(refused unless IN, OUT's metadata and the plan are the same)");
   command_->add_flag("--quiet", quiet_, "No progress on stderr");
 }
 
@@ -167,7 +169,11 @@ void RechunkCommand::Run(std::ostream& out) const {
 
   ExecutionReport report;
   options.compute.report = &report;
-  rechunked.to_zarr(target.string(), options);
+  try {
+    rechunked.to_zarr(target.string(), options);
+  } catch (const Error& error) {
+    ThrowWithPartialOutputNote(error, target, "rerunning the same command with --resume");
+  }
   WriteRunReport(out, report);
   out << "Wrote " << target.string() << " (shape " << ShapeToString(rechunked.shape())
       << ", chunks " << ShapeToString(rechunked.chunks()) << ", codec "

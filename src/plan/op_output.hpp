@@ -65,6 +65,9 @@ class OpOutput : public StoredArray {
   virtual bool KeepsBlock(const Shape& block) const = 0;
   virtual void Commit() = 0;
   virtual void Release() = 0;
+  // What the plan's op writing this output does (kind, task count, fingerprint): a
+  // target records it so that a resume continues only the same work.
+  virtual void SetWriterLayout(std::string) {}
 };
 
 // The in-memory result of compute(): one NDArray of the whole shape, allocated by
@@ -108,11 +111,14 @@ std::shared_ptr<OpOutput> MakeSplitTierOutput(Shape shape, Shape chunks, Shape d
                                               std::filesystem::path directory,
                                               std::optional<CodecConfig> compressor);
 
-// The user's target. A directory target is written to "<directory>.partial" and moved
-// into place by Commit, so readers never see a half-written array; with resume, the
-// chunks already in "<directory>.partial" from an interrupted run of the same array
-// (same .zarray) are kept and Has() reports them.
-std::shared_ptr<OpOutput> MakeZarrTargetOutput(Shape shape, Shape chunks, DType dtype,
-                                               ZarrTarget target);
+// The user's target. A directory target is written to "<directory>.tessera-partial/array"
+// beside Tessera's marker (target_files.hpp) and moved into place by Commit, so readers
+// never see a half-written array; with resume, the chunks an interrupted run of the same
+// work left there (same fingerprint of `sources`, target metadata and writer layout) are
+// kept and Has() reports them; anything else is refused. Tessera never writes into or
+// removes a folder beside OUT that lacks its marker, nor follows a link there.
+std::shared_ptr<OpOutput> MakeZarrTargetOutput(
+    Shape shape, Shape chunks, DType dtype, ZarrTarget target,
+    std::vector<std::shared_ptr<const ZarrArray>> sources);
 
 }  // namespace tessera

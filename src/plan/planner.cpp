@@ -297,7 +297,7 @@ class PlanBuilder {
       if (requested_[i].node.get() != &node) continue;
       if (requested_[i].target) {
         return MakeZarrTargetOutput(node.shape(), node.chunks(), node.dtype(),
-                                    *requested_[i].target);
+                                    *requested_[i].target, ZarrSourcesOf(node));
       }
       return std::make_shared<ResultOutput>(node.shape(), node.chunks(), node.dtype());
     }
@@ -305,6 +305,16 @@ class PlanBuilder {
       return MakeMemoryTierOutput(node.shape(), node.chunks(), node.dtype());
     return MakeDiskTierOutput(node.shape(), node.chunks(), node.dtype(),
                               WorkDirectory() / node.name(), options_.disk_compressor);
+  }
+
+  // The stored Zarr arrays `node` is computed from, in plan order (a target records
+  // their fingerprint).
+  std::vector<std::shared_ptr<const ZarrArray>> ZarrSourcesOf(const Node& node) const {
+    std::vector<std::shared_ptr<const ZarrArray>> sources;
+    for (const NodePtr& source : TopologicalOrder({by_address_.at(&node)})) {
+      if (source->kind() == NodeKind::kZarr) sources.push_back(source->detail().zarr);
+    }
+    return sources;
   }
 
   // This plan's directory for disk intermediates; the first use clears what killed runs
@@ -420,6 +430,14 @@ class PlanBuilder {
     }
     state->work_directory = work_directory_;
     EstimateFootprints(*state);
+    for (const PlanOutput& output : requested_) {
+      if (!output.target) continue;
+      const OpInfo& writer =
+          state->ops[static_cast<std::size_t>(op_index_.at(output.node.get()))]->info();
+      outputs_.at(output.node.get())
+          ->SetWriterLayout(writer.kind + " " + std::to_string(writer.num_tasks) + " tasks " +
+                            writer.fingerprint);
+    }
     CheckMemory(*state);
     AssignMemorySizes(*state);
     return state;

@@ -1,13 +1,18 @@
 // What a plan produces: the in-memory result of compute() and the user's Zarr target
 // (op_output.hpp).
+#include <algorithm>
+#include <cstring>
 #include <limits>
+#include <system_error>
 #include <utility>
 
 #include "op_output.hpp"
 #include "region_copy.hpp"
+#include "target_ownership.hpp"
 #include "tessera/core/buffer.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/memory_account.hpp"
+#include "tessera/plan/target_files.hpp"
 #include "tessera/storage/directory_store.hpp"
 #include "zarr_output.hpp"
 
@@ -37,52 +42,238 @@ void CheckReplaceable(const std::filesystem::path& directory, bool overwrite) {
   }
 }
 
+namespace fs = std::filesystem;
+
+// The directory a source array is stored in, when it is one.
+std::optional<fs::path> SourceDirectory(const ZarrArray& source) {
+  const auto* store = dynamic_cast<const DirectoryStore*>(source.store().get());
+  if (store == nullptr) return std::nullopt;
+  return source.path().empty() ? store->root() : store->root() / source.path();
+}
+
+// True when `inner` is `outer` or lies inside it (both resolved).
+bool IsWithin(const fs::path& inner, const fs::path& outer) {
+  return std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end()).first == outer.end();
+}
+
+fs::path Resolved(const fs::path& path) {
+  std::error_code error;
+  fs::path resolved = fs::weakly_canonical(fs::absolute(path, error), error);
+  return error ? fs::absolute(path).lexically_normal() : resolved;
+}
+
+[[noreturn]] void ThrowFileError(const std::string& what, const fs::path& path, int error) {
+  throw StorageError("to_zarr: cannot " + what + " \"" + path.string() +
+                     "\": " + std::strerror(error));
+}
+
 class ZarrTargetOutput : public ZarrOutput {
  public:
-  ZarrTargetOutput(ZarrMetadata metadata, ZarrTarget target)
+  ZarrTargetOutput(ZarrMetadata metadata, ZarrTarget target,
+                   std::vector<std::shared_ptr<const ZarrArray>> sources)
       : ZarrOutput(std::move(metadata),
                    ZarrAttributes{target.dimension_names, target.attributes_json}),
-        target_(std::move(target)) {
+        target_(std::move(target)),
+        sources_(std::move(sources)) {
     holds_values_ = target_.store != nullptr && target_.store->HoldsValuesInMemory();
     ZarrAttributesToJson(attributes_);  // InvalidArgument now, not after the work
+    if (target_.file_ops == nullptr) target_.file_ops = DefaultFileOps();
     if (target_.store == nullptr) CheckReplaceable(target_.directory, target_.overwrite);
   }
 
   Tier tier() const override { return Tier::kTarget; }
+  void SetWriterLayout(std::string layout) override { layout_ = std::move(layout); }
+
   void Prepare() override {
     if (target_.store != nullptr) {
       OpenOrCreate(target_.store, target_.path, target_.resume);
       return;
     }
     CheckReplaceable(target_.directory, target_.overwrite);
-    OpenOrCreate(DirectoryStore::Open(Partial()), "", target_.resume);
+    const fs::path partial = PartialOutputPath(target_.directory);
+    const fs::path previous = PreviousOutputPath(target_.directory);
+    CheckNotASource(partial);
+    if (Occupied(target_.directory)) CheckNotASource(previous);
+    CheckPreviousName(previous);
+    OwnerMarker wanted;
+    wanted.kind = "partial-output";
+    wanted.run = NewRunId();
+    wanted.source = FingerprintSources(sources_);
+    wanted.target = HashText(ZarrMetadataToJson(metadata_) + ZarrAttributesToJson(attributes_));
+    wanted.layout = layout_;
+    FileOps& ops = *target_.file_ops;
+    bool keep = false;
+    if (IsEmptyRealDirectory(partial)) RemoveOwnedDirectory(ops, partial);
+    if (Occupied(partial)) {
+      const std::optional<OwnerMarker> found = CheckOwnPartial(partial);
+      if (target_.resume) {
+        CheckSameWork(partial, *found, wanted);
+        keep = true;
+      } else {
+        RemoveOwnedDirectory(ops, partial);  // an earlier run's own leftover: start over
+      }
+    }
+    if (!keep) {
+      if (const int error = ops.MakeDirectory(partial); error != 0) {
+        ThrowFileError("create the partial output", partial, error);
+      }
+      try {
+        WriteOwnerMarker(ops, partial, wanted);
+      } catch (...) {
+        RemoveQuietly(partial);  // nothing of it is anyone's yet
+        throw;
+      }
+    }
+    DirectoryStore::Options options;
+    options.file_ops = target_.file_ops;
+    store_ = DirectoryStore::Open(partial / "array", options);
+    // A killed run's temporaries (perhaps of the same pid) are never part of the output.
+    if (keep) store_->RemoveStaleTemporaries(/*including_this_process=*/true);
+    OpenOrCreate(store_, "", keep);
   }
+
   void Commit() override {
     if (target_.store != nullptr) return;
     // Move the finished array into place; an older array there goes only once the new
-    // one is complete.
-    const std::filesystem::path& directory = target_.directory;
-    std::filesystem::path old;
-    if (std::filesystem::exists(directory)) {
-      old = directory;
-      old += ".old";
-      std::filesystem::remove_all(old);
-      std::filesystem::rename(directory, old);
+    // one is complete, kept meanwhile in OUT.tessera-old/previous.
+    FileOps& ops = *target_.file_ops;
+    const fs::path& directory = target_.directory;
+    const fs::path partial = PartialOutputPath(directory);
+    const fs::path previous = PreviousOutputPath(directory);
+    store_->RemoveStaleTemporaries(/*including_this_process=*/true);
+    bool moved_previous = false;
+    if (Occupied(directory)) {
+      CheckPreviousName(previous);
+      if (Occupied(previous)) RemoveOwnedDirectory(ops, previous);  // ours and stale (checked)
+      if (const int error = ops.MakeDirectory(previous); error != 0) {
+        ThrowFileError("create", previous, error);
+      }
+      OwnerMarker marker;
+      marker.kind = "previous-output";
+      marker.run = NewRunId();
+      try {
+        WriteOwnerMarker(ops, previous, marker);
+        if (const int error = ops.RenameNoReplace(directory, previous / "previous"); error != 0) {
+          ThrowFileError("move the previous array aside to", previous / "previous", error);
+        }
+      } catch (...) {
+        RemoveQuietly(previous);
+        throw;
+      }
+      moved_previous = true;
     }
-    std::filesystem::rename(Partial(), directory);
-    if (!old.empty()) std::filesystem::remove_all(old);
+    if (const int error = ops.RenameNoReplace(partial / "array", directory); error != 0) {
+      if (moved_previous && ops.RenameNoReplace(previous / "previous", directory) == 0) {
+        RemoveQuietly(previous);
+      }
+      ThrowFileError("move the finished array into place at", directory, error);
+    }
+    // The new array is in place: what remains is Tessera's own, marked, and a later run
+    // clears it should removing it here fail.
+    RemoveQuietly(partial);
+    if (moved_previous) RemoveQuietly(previous);
     array_ = std::make_shared<const ZarrArray>(ZarrArray::Open(DirectoryStore::Open(directory)));
   }
   void Release() override {}
 
  private:
-  std::filesystem::path Partial() const {
-    std::filesystem::path partial = target_.directory;
-    partial += ".partial";
-    return partial;
+  void RemoveQuietly(const fs::path& path) const {
+    try {
+      RemoveOwnedDirectory(*target_.file_ops, path);
+    } catch (const Error&) {
+    }
+  }
+
+  // Refuses a name beside OUT that is (or holds) one of the run's sources.
+  void CheckNotASource(const fs::path& name) const {
+    if (!IsRealDirectory(name)) return;  // a link or file there is refused as not Tessera's
+    const fs::path resolved = Resolved(name);
+    for (const std::shared_ptr<const ZarrArray>& source : sources_) {
+      const std::optional<fs::path> directory = SourceDirectory(*source);
+      if (!directory) continue;
+      std::error_code error;
+      if (fs::equivalent(name, *directory, error) || IsWithin(Resolved(*directory), resolved)) {
+        throw InvalidArgument(
+            "to_zarr: " + name.string() + " is a source of this run (" + directory->string() +
+            "), but Tessera needs that name beside the output for its own files and never "
+            "writes into or removes a source; rename the source (e.g. mv " +
+            name.string() + " " + name.string() + "-source) or choose another output path");
+      }
+    }
+  }
+
+  // What stands at the partial output's name must be Tessera's own partial output.
+  std::optional<OwnerMarker> CheckOwnPartial(const fs::path& partial) const {
+    std::error_code error;
+    const fs::file_status status = fs::symlink_status(partial, error);
+    if (fs::is_symlink(status)) {
+      throw InvalidArgument("to_zarr: " + partial.string() +
+                            " is a symbolic link; Tessera keeps its partial output in a "
+                            "directory of that name and never follows a link there; remove "
+                            "the link (rm " +
+                            partial.string() + ") or choose another output path");
+    }
+    std::optional<OwnerMarker> marker = ReadOwnerMarker(partial, "partial-output");
+    if (!marker) {
+      throw InvalidArgument(
+          "to_zarr: " + partial.string() + " exists but was not made by Tessera (" +
+          (fs::is_directory(status) ? std::string("it has no ") + kOwnerMarkerName + " marker"
+                                    : std::string("it is not a directory")) +
+          "); Tessera needs that name for its partial output; move or delete it, or choose "
+          "another output path");
+    }
+    return marker;
+  }
+
+  // Resuming continues only the same work: the same sources, target and task layout.
+  void CheckSameWork(const fs::path& partial, const OwnerMarker& found,
+                     const OwnerMarker& wanted) const {
+    std::string why;
+    if (found.source != wanted.source) {
+      why = "the source differs from the one the interrupted run read (" +
+            std::to_string(found.source.keys) + " stored keys, " +
+            std::to_string(found.source.bytes) + " bytes then; " +
+            std::to_string(wanted.source.keys) + " keys, " + std::to_string(wanted.source.bytes) +
+            " bytes now; sizes or modification times changed)";
+    } else if (found.target != wanted.target) {
+      why =
+          "the target's metadata (shape, chunks, dtype, codec, fill value or attributes) "
+          "differs from the interrupted run's";
+    } else if (found.layout != wanted.layout) {
+      why = "the plan's tasks differ from the interrupted run's (then: " + found.layout +
+            "; now: " + wanted.layout + ")";
+    }
+    if (why.empty()) return;
+    throw InvalidArgument("to_zarr: cannot resume into " + partial.string() + ": " + why +
+                          "; rerun with the same source and options, or delete " +
+                          partial.string() + " (or run without resume) to start over");
+  }
+
+  // OUT.tessera-old, needed while replacing OUT, must be free or Tessera's own stale one.
+  void CheckPreviousName(const fs::path& previous) const {
+    if (!Occupied(previous) || IsEmptyRealDirectory(previous)) return;
+    const bool target_exists = Occupied(target_.directory);
+    if (!ReadOwnerMarker(previous, "previous-output")) {
+      if (!target_exists) return;  // not needed: nothing to move aside
+      throw InvalidArgument("to_zarr: " + previous.string() +
+                            " exists but was not made by Tessera; Tessera needs that name to "
+                            "keep the array at " +
+                            target_.directory.string() +
+                            " until the new one is complete; move or delete it, then run again");
+    }
+    if (!target_exists && Occupied(previous / "previous")) {
+      throw InvalidArgument("to_zarr: " + (previous / "previous").string() +
+                            " holds the array that was at " + target_.directory.string() +
+                            " before an interrupted overwrite; move it back (mv " +
+                            (previous / "previous").string() + " " + target_.directory.string() +
+                            ") or delete " + previous.string() + ", then run again");
+    }
   }
 
   ZarrTarget target_;
+  std::vector<std::shared_ptr<const ZarrArray>> sources_;
+  std::string layout_;
+  std::shared_ptr<DirectoryStore> store_;
 };
 
 }  // namespace
@@ -125,8 +316,9 @@ Index ResultOutput::BlocksTouched(const Region& region) const {
 
 NDArray ResultOutput::TakeResult() { return std::move(result_); }
 
-std::shared_ptr<OpOutput> MakeZarrTargetOutput(Shape shape, Shape chunks, DType dtype,
-                                               ZarrTarget target) {
+std::shared_ptr<OpOutput> MakeZarrTargetOutput(
+    Shape shape, Shape chunks, DType dtype, ZarrTarget target,
+    std::vector<std::shared_ptr<const ZarrArray>> sources) {
   ZarrMetadata metadata = PlainMetadata(std::move(shape), std::move(chunks), dtype);
   metadata.compressor = target.compressor;
   metadata.byte_order = target.byte_order;
@@ -137,7 +329,8 @@ std::shared_ptr<OpOutput> MakeZarrTargetOutput(Shape shape, Shape chunks, DType 
   } else {
     metadata.fill_value = std::monostate{};
   }
-  return std::make_shared<ZarrTargetOutput>(std::move(metadata), std::move(target));
+  return std::make_shared<ZarrTargetOutput>(std::move(metadata), std::move(target),
+                                            std::move(sources));
 }
 
 }  // namespace tessera

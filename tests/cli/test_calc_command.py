@@ -34,7 +34,7 @@ def write_array(path, values, chunks, dims=None):
 
 
 def leftovers(out):
-    return [p for p in (out, out.with_name(out.name + ".partial")) if p.exists()]
+    return [p for p in (out, out.with_name(out.name + ".tessera-partial")) if p.exists()]
 
 
 @pytest.fixture

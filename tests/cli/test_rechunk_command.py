@@ -32,11 +32,11 @@ def write_source(path, values, chunks, compressor, dims=None):
 
 
 def partial(out):
-    return out.with_name(out.name + ".partial")
+    return out.with_name(out.name + ".tessera-partial")
 
 
 def leftovers(out):
-    """What a run that failed or ran nothing must not leave: OUT and OUT.partial."""
+    """What a run that failed or ran nothing must not leave: OUT and OUT.tessera-partial."""
     return [p for p in (out, partial(out)) if p.exists()]
 
 
@@ -374,21 +374,23 @@ def test_sync_executor_and_resume_flag(tessera_bin, tmp_path, series):
     np.testing.assert_array_equal(target[...], values)
 
 
-def test_resume_keeps_what_an_interrupted_run_wrote(tessera_bin, tmp_path, series):
-    """An interrupted run leaves OUT.partial; --resume skips the chunks already there."""
+def test_resume_refuses_a_folder_tessera_did_not_mark(tessera_bin, tmp_path, series):
+    """A finished array moved to OUT.tessera-partial by hand carries no marker of the run
+    that wrote it: --resume refuses it and leaves it as it is (a real interrupted run is
+    resumed in test_output_ownership.py)."""
     source, values = series
     out = tmp_path / "out.zarr"
     args = [source, out, "--chunks", "10,-1,-1", "--allowed-mem", "200kB", "--quiet"]
     assert run(tessera_bin, "rechunk", *args).returncode == 0
-    out.rename(partial(out))  # as if the run had stopped before moving OUT into place...
-    for chunk in ("3.0.0", "5.0.0"):  # ...with two of its ten chunks unwritten
-        (partial(out) / chunk).unlink()
+    out.rename(partial(out))
+    (partial(out) / "3.0.0").unlink()
+    before = sorted((p.name, p.read_bytes()) for p in partial(out).iterdir())
 
     result = run(tessera_bin, "rechunk", *args, "--resume")
-    assert result.returncode == 0, result.stderr
-    assert "10 (8 resumed)" in result.stdout
-    assert not partial(out).exists()
-    np.testing.assert_array_equal(zarr.open_array(str(out), mode="r")[...], values)
+    assert result.returncode == 1
+    assert "was not made by Tessera" in result.stderr and "move or delete" in result.stderr
+    assert sorted((p.name, p.read_bytes()) for p in partial(out).iterdir()) == before
+    assert not out.exists()
 
 
 def test_xarray_reads_zeros_as_zeros(tessera_bin, tmp_path):

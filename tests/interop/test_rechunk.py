@@ -42,7 +42,7 @@ def run(tessera_bin, *args, timeout=120):
 
 
 def partial(out):
-    return out.with_name(out.name + ".partial")
+    return out.with_name(out.name + ".tessera-partial")
 
 
 # ---- what the CLI prints ----------------------------------------------------------------

@@ -11,6 +11,7 @@
 #include "tessera/core/shape.hpp"
 #include "tessera/plan/executable_op.hpp"
 #include "tessera/storage/codec.hpp"
+#include "tessera/storage/file_ops.hpp"
 #include "tessera/storage/store.hpp"
 #include "tessera/storage/zarr_metadata.hpp"
 
@@ -45,11 +46,15 @@ struct ZarrTarget {
   std::optional<FillValue> fill_value;
   std::string attributes_json = "{}";         // other .zattrs entries: a JSON object
   ByteOrder byte_order = ByteOrder::kLittle;  // of the stored chunks
-  // Keep the chunks a previous, interrupted run of the same array wrote; their tasks
-  // are skipped.
+  // Keep the chunks a previous, interrupted run of the same work wrote (same sources,
+  // target metadata and task layout, as its partial output's marker records; anything
+  // else is refused); their tasks are skipped.
   bool resume = false;
   // Replace an array already at the target (false: InvalidArgument before any work).
   bool overwrite = true;
+  // The calls that change files of a directory target (null: DefaultFileOps()); tests
+  // inject faults here.
+  std::shared_ptr<FileOps> file_ops;
 };
 
 }  // namespace tessera

@@ -25,6 +25,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "tessera/storage/file_ops.hpp"
 #include "tessera/storage/store.hpp"
 
 namespace tessera {
@@ -34,6 +35,8 @@ class DirectoryStore final : public Store {
   struct Options {
     bool create = true;  // create the root directory when missing
     bool fsync = false;  // fsync each value before the rename (survives power loss)
+    // The calls that change files (null: DefaultFileOps()); tests inject faults here.
+    std::shared_ptr<FileOps> file_ops = nullptr;
   };
 
   // Throws StorageError when the root is missing (and !create) or not a directory.
@@ -53,8 +56,10 @@ class DirectoryStore final : public Store {
   std::string Describe() const override { return root_.string(); }
 
   const std::filesystem::path& root() const { return root_; }
-  // Deletes temporaries left by interrupted writers; returns how many.
-  int RemoveStaleTemporaries();
+  // Deletes temporaries left by interrupted writers; returns how many. Those named with
+  // this process's pid are kept unless `including_this_process` (no Set of this process
+  // runs meanwhile; a killed run may have had the same pid).
+  int RemoveStaleTemporaries(bool including_this_process = false);
 
   DirectoryStore(std::filesystem::path root, Options options);
 

@@ -80,25 +80,24 @@ int OpenFile(const fs::path& path, int flags, mode_t mode = 0) {
   return fd;
 }
 
-void WriteAll(int fd, std::span<const std::byte> bytes, const fs::path& path) {
+void WriteAll(FileOps& ops, int fd, std::span<const std::byte> bytes, const fs::path& path) {
   while (!bytes.empty()) {
-    ssize_t written = ::write(fd, bytes.data(), bytes.size());
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      ThrowIo("write", path, errno);
+    std::size_t written = 0;
+    if (int error = ops.Write(fd, bytes.data(), bytes.size(), &written); error != 0) {
+      ThrowIo("write", path, error);
     }
-    bytes = bytes.subspan(static_cast<std::size_t>(written));
+    bytes = bytes.subspan(written);
   }
 }
 
-void SyncFile(int fd, const fs::path& path) {
-  if (::fsync(fd) != 0) ThrowIo("fsync", path, errno);
+void SyncFile(FileOps& ops, int fd, const fs::path& path) {
+  if (int error = ops.Sync(fd); error != 0) ThrowIo("fsync", path, error);
 }
 
-void SyncDirectory(const fs::path& directory) {
+void SyncDirectory(FileOps& ops, const fs::path& directory) {
   FileDescriptor fd(OpenFile(directory, O_RDONLY | O_DIRECTORY));
   if (fd.get() < 0) ThrowIo("open directory", directory, errno);
-  SyncFile(fd.get(), directory);
+  SyncFile(ops, fd.get(), directory);
 }
 
 std::string TemporaryName(const fs::path& target) {
@@ -152,7 +151,9 @@ void Walk(const fs::path& directory, const std::string& key_prefix, std::string_
 }  // namespace
 
 DirectoryStore::DirectoryStore(fs::path root, Options options)
-    : root_(std::move(root)), options_(options) {}
+    : root_(std::move(root)), options_(std::move(options)) {
+  if (options_.file_ops == nullptr) options_.file_ops = DefaultFileOps();
+}
 
 std::shared_ptr<DirectoryStore> DirectoryStore::Open(const fs::path& root, Options options) {
   std::error_code error;
@@ -176,7 +177,7 @@ std::shared_ptr<DirectoryStore> DirectoryStore::Open(const fs::path& root, Optio
     throw StorageError("DirectoryStore: root \"" + absolute.string() +
                        "\" exists but is not a directory; pass a directory path");
   }
-  return std::make_shared<DirectoryStore>(std::move(absolute), options);
+  return std::make_shared<DirectoryStore>(std::move(absolute), std::move(options));
 }
 
 fs::path DirectoryStore::PathOf(std::string_view key) const {
@@ -260,23 +261,27 @@ void DirectoryStore::Set(std::string_view key, std::span<const std::byte> value)
   }
   if (raw_fd < 0) ThrowIo("create", temporary, errno);
   FileDescriptor fd(raw_fd);
+  FileOps& ops = *options_.file_ops;
   try {
-    WriteAll(fd.get(), value, temporary);
-    if (options_.fsync) SyncFile(fd.get(), temporary);
+    WriteAll(ops, fd.get(), value, temporary);
+    if (options_.fsync) SyncFile(ops, fd.get(), temporary);
     if (int error = fd.Close(); error != 0) ThrowIo("close", temporary, error);
-    if (::rename(temporary.c_str(), path.c_str()) != 0) ThrowIo("rename onto", path, errno);
+    if (int error = ops.Rename(temporary, path); error != 0) ThrowIo("rename onto", path, error);
   } catch (...) {
-    ::unlink(temporary.c_str());
+    // Best effort: a temporary left behind (this unlink failing too) is never listed, and
+    // RemoveStaleTemporaries or the next Set of the key's writer clears it.
+    (void)ops.Unlink(temporary);
     throw;
   }
-  if (options_.fsync) SyncDirectory(directory);
+  if (options_.fsync) SyncDirectory(ops, directory);
 }
 
 bool DirectoryStore::Erase(std::string_view key) {
   fs::path path = PathOf(key);
-  if (::unlink(path.c_str()) == 0) return true;
-  if (errno == ENOENT || errno == ENOTDIR || errno == EISDIR) return false;
-  ThrowIo("remove", path, errno);
+  const int error = options_.file_ops->Unlink(path);
+  if (error == 0) return true;
+  if (error == ENOENT || error == ENOTDIR || error == EISDIR) return false;
+  ThrowIo("remove", path, error);
 }
 
 std::vector<std::string> DirectoryStore::List(std::string_view prefix) const {
@@ -301,19 +306,23 @@ std::optional<std::int64_t> DirectoryStore::SizeOf(std::string_view key) const {
   return static_cast<std::int64_t>(info.st_size);
 }
 
-int DirectoryStore::RemoveStaleTemporaries() {
-  // Temporaries named with this process's pid may belong to a Set running right now
-  // on another thread, so they are left alone: only other (crashed) processes leave
-  // stale ones behind. Other processes must not be writing to the store meanwhile.
+int DirectoryStore::RemoveStaleTemporaries(bool including_this_process) {
+  // Unless told otherwise, temporaries named with this process's pid may belong to a Set
+  // running right now on another thread, so they are left alone: only other (crashed)
+  // processes leave stale ones behind. Other processes must not be writing to the store
+  // meanwhile.
   const std::string own_marker = std::string(kTempMarker) + std::to_string(::getpid()) + "-";
+  FileOps& ops = *options_.file_ops;
   int removed = 0;
-  auto visit = [&removed, &own_marker](const std::string&, const fs::path& path,
-                                       bool is_temporary) {
-    if (!is_temporary || path.filename().native().find(own_marker) != std::string::npos) return;
-    if (::unlink(path.c_str()) == 0) {
+  auto visit = [&](const std::string&, const fs::path& path, bool is_temporary) {
+    if (!is_temporary) return;
+    if (!including_this_process && path.filename().native().find(own_marker) != std::string::npos)
+      return;
+    const int error = ops.Unlink(path);
+    if (error == 0) {
       ++removed;
-    } else if (errno != ENOENT) {
-      ThrowIo("remove", path, errno);
+    } else if (error != ENOENT) {
+      ThrowIo("remove", path, error);
     }
   };
   Walk(root_, "", "", visit);

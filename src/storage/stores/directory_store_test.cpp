@@ -116,6 +116,46 @@ TEST_F(DirectoryStoreTest, TemporariesOfThisProcessAreLeftForTheirWriters) {
   EXPECT_EQ(store->RemoveStaleTemporaries(), 0);
   EXPECT_TRUE(fs::exists(root() / own));
   EXPECT_TRUE(store->List("").empty());
+  // A killed run may have had this pid (pids are reused): when no Set of this process
+  // runs, they go too.
+  EXPECT_EQ(store->RemoveStaleTemporaries(/*including_this_process=*/true), 1);
+  EXPECT_FALSE(fs::exists(root() / own));
+}
+
+// Every file change goes through Options::file_ops: a failing write, fsync or rename
+// leaves the old value and no temporary; a failing removal keeps the key.
+TEST_F(DirectoryStoreTest, FailingFileOpsLeaveTheOldValueAndNoTemporary) {
+  class Failing : public FileOps {
+   public:
+    std::string failing;
+    int Write(int fd, const std::byte* data, std::size_t size, std::size_t* written) override {
+      return failing == "write" ? ENOSPC : FileOps::Write(fd, data, size, written);
+    }
+    int Sync(int fd) override { return failing == "fsync" ? EIO : FileOps::Sync(fd); }
+    int Rename(const fs::path& from, const fs::path& to) override {
+      return failing == "rename" ? EIO : FileOps::Rename(from, to);
+    }
+    int Unlink(const fs::path& path) override {
+      return failing == "unlink" ? EACCES : FileOps::Unlink(path);
+    }
+  };
+  auto ops = std::make_shared<Failing>();
+  auto store = DirectoryStore::Open(root(), {.create = true, .fsync = true, .file_ops = ops});
+  store->Set("0.0", std::string_view("old"));
+  for (const char* failing : {"write", "fsync", "rename"}) {
+    ops->failing = failing;
+    try {
+      store->Set("0.0", std::string_view("new"));
+      ADD_FAILURE() << failing << " failing: Set succeeded";
+    } catch (const StorageError& error) {
+      EXPECT_NE(std::string(error.what()).find("0.0"), std::string::npos) << error.what();
+    }
+    EXPECT_EQ(Text(*store->Get("0.0")), "old") << failing;
+    EXPECT_EQ(FilesUnder(root()), std::vector<std::string>{"0.0"}) << failing;
+  }
+  ops->failing = "unlink";
+  EXPECT_THROW(store->Erase("0.0"), StorageError);
+  EXPECT_EQ(Text(*store->Get("0.0")), "old");
 }
 
 TEST_F(DirectoryStoreTest, TornWriteDoesNotAffectGet) {
