@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import xarray as xr
 import zarr
+from tessera_run import assert_memory_promise, last_run, run_measured, run_ok
 
 
 def run(tessera_bin, *args):
@@ -138,16 +139,18 @@ def test_allowed_mem_auto_plans_and_runs_at_the_smallest_budget(tessera_bin, tmp
     assert match, plan.stdout
     budget = int(match.group(1))
     assert not leftovers(out)
-    result = run(tessera_bin, "rechunk", strips, out, "--chunks", "9,10", "--allowed-mem",
-                 "auto", "--quiet")
+    history = tmp_path / "history.sqlite"
+    result = run_measured(tessera_bin, "rechunk", strips, out, "--chunks", "9,10",
+                          "--allowed-mem", "auto", "--total-mem", "200MB", "--quiet",
+                          history=history)
     assert result.returncode == 0, result.stderr
-    # The run was planned with the same budget, and every task measured within it.
-    assert re.search(r"allowed_mem (\S+ \S+) per task", result.stdout), result.stdout
-    measured = re.findall(r"rechunk-\S+ +\d+ +\S+ \S+ +(\S+) (\S+)", result.stdout)
-    assert measured, result.stdout
-    units = {"B": 1, "kB": 1e3, "MB": 1e6}
-    for value, unit in measured:
-        assert float(value) * units[unit] <= budget * 1.001
+    # The run was planned with the same budget, and every task measured within it: its
+    # Buffers and its footprint, as exact integers; the process within total_mem.
+    recorded = last_run(tessera_bin, history)
+    assert recorded["allowed_mem"] == budget
+    assert recorded["total_mem"] == 200_000_000
+    assert recorded["ops"]
+    assert_memory_promise(recorded, result.peak_rss_bytes, budget=budget)
     back = zarr.open(str(out), mode="r")
     np.testing.assert_array_equal(back[...], zarr.open(str(strips), mode="r")[...])
     assert back.chunks == (9, 10)
@@ -418,4 +421,4 @@ def test_help(tessera_bin):
     for option in ("--chunks", "--allowed-mem", "--plan", "--intermediate", "--codec",
                    "--overwrite"):
         assert option in result.stdout
-    assert "rechunk" in run(tessera_bin, "--help").stdout
+    assert "rechunk" in run_ok(tessera_bin, "--help").stdout
