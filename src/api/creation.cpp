@@ -20,14 +20,14 @@ Array full(Shape shape, Scalar value, DType dtype, Shape chunks, const Spec& spe
   return Array(MakeConstant(std::move(shape), value, dtype, std::move(chunks), "full"), spec);
 }
 
-Array ones_like(const Array& like) {
-  return ones(like.shape(), like.dtype(), like.chunks(), like.spec());
+Array ones_like(const Array& like, std::optional<DType> dtype) {
+  return ones(like.shape(), dtype.value_or(like.dtype()), like.chunks(), like.spec());
 }
-Array zeros_like(const Array& like) {
-  return zeros(like.shape(), like.dtype(), like.chunks(), like.spec());
+Array zeros_like(const Array& like, std::optional<DType> dtype) {
+  return zeros(like.shape(), dtype.value_or(like.dtype()), like.chunks(), like.spec());
 }
-Array full_like(const Array& like, Scalar value) {
-  return full(like.shape(), value, like.dtype(), like.chunks(), like.spec());
+Array full_like(const Array& like, Scalar value, std::optional<DType> dtype) {
+  return full(like.shape(), value, dtype.value_or(like.dtype()), like.chunks(), like.spec());
 }
 
 Array arange(double start, double stop, double step, DType dtype, Index chunk, const Spec& spec) {

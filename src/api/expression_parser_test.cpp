@@ -192,7 +192,10 @@ TEST(ExpressionParserTest, NestingAndLengthAreBounded) {
     return std::string(static_cast<std::size_t>(levels), '(') + "x" +
            std::string(static_cast<std::size_t>(levels), ')');
   };
-  EXPECT_NO_THROW(ParseExpression(nested(kMaxExpressionDepth)));
+  // The deepest nesting allowed parses, its parentheses gone, to the name alone.
+  EXPECT_EQ(PrintSyntax(ParseExpression(nested(kMaxExpressionDepth))), "x");
+  EXPECT_EQ(PrintSyntax(ParseExpression(nested(kMaxExpressionDepth - 1) + " + 1")),
+            "add(x, 1)");
   const ExpressionError deep = ErrorOf(nested(kMaxExpressionDepth + 1));
   EXPECT_EQ(deep.column(), kMaxExpressionDepth + 1);
   EXPECT_NE(deep.reason().find("nests deeper than 200 levels"), std::string::npos);

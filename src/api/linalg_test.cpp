@@ -10,6 +10,7 @@
 #include <cmath>
 #include <random>
 
+#include "task_bounds.hpp"
 #include "tessera/api/creation.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/storage/memory_store.hpp"
@@ -332,9 +333,7 @@ TEST(LinalgTest, LargeMatmulStreamsTheContractionWithinItsBudget) {
   options.report = &report;
   options.execute.progress = ProgressMode::kNever;
   const NDArray values = c.compute(options);
-  for (const TaskRecord& task : report.tasks) {
-    EXPECT_LE(task.measured_mem, task.projected_mem) << task.op_name << " task " << task.task;
-  }
+  testing::ExpectFootprintsWithinProjection(report);
   const NDArray a_values = a.compute();
   const NDArray b_values = b.compute();
   const auto x = a_values.data<double>();
@@ -385,9 +384,7 @@ TEST(LinalgTest, MeasuredNeverExceedsProjectedOnStoredInputs) {
     report = {};
     c.compute(options);
     ASSERT_FALSE(report.tasks.empty());
-    for (const TaskRecord& task : report.tasks) {
-      EXPECT_LE(task.measured_mem, task.projected_mem) << task.op_name << " task " << task.task;
-    }
+    testing::ExpectFootprintsWithinProjection(report);
   }
 }
 

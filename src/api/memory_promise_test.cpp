@@ -5,6 +5,7 @@
 
 #include <iostream>
 
+#include "task_bounds.hpp"
 #include "temp_dir.hpp"
 #include "tessera/api/array.hpp"
 #include "tessera/api/creation.hpp"
@@ -147,9 +148,8 @@ TEST(MemoryPromiseTest, MeasuredNeverExceedsProjectedForAnyTask) {
     SCOPED_TRACE(c.name);
     const ExecutionReport report = RunCase(c, TestSpec());
     ASSERT_FALSE(report.tasks.empty());
+    testing::ExpectFootprintsWithinProjection(report);
     for (const TaskRecord& task : report.tasks) {
-      EXPECT_LE(task.measured_mem, task.projected_mem)
-          << "op " << task.op_name << " task " << task.task;
       EXPECT_GT(task.measured_mem, TestSpec().reserved_mem) << "op " << task.op_name;
     }
     for (const OpReport& op : report.ops) {
@@ -203,10 +203,7 @@ TEST(MemoryPromiseTest, AutoBudgetIsTheSmallestAndEveryTaskRunsWithinIt) {
 
     const ExecutionReport report = RunCase(c, automatic, target);
     ASSERT_FALSE(report.tasks.empty());
-    for (const TaskRecord& task : report.tasks) {
-      EXPECT_LE(task.measured_mem, budget)
-          << "op " << task.op_name << " task " << task.task << " projected " << task.projected_mem;
-    }
+    testing::ExpectFootprintsWithin(report, budget);
   }
 }
 

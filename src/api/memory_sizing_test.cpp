@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "task_bounds.hpp"
 #include "temp_dir.hpp"
 #include "tessera/api/array.hpp"
 #include "tessera/api/creation.hpp"
@@ -126,9 +127,7 @@ TEST(MemorySizing, DewPointOverThreeGridsGetsEachItsOwnBudgetInOnePlanningCall) 
     ComputeOptions options;
     options.report = &report;
     const NDArray result = td.compute(options);
-    for (const TaskRecord& task : report.tasks) {
-      EXPECT_LE(task.measured_mem, budget) << "task " << task.task << " of " << task.op_name;
-    }
+    testing::ExpectFootprintsWithin(report, budget);
     ASSERT_EQ(result.dtype(), float32);
     const auto t2_data = t2_values.data<float>();
     const auto rh_data = rh_values.data<float>();
@@ -196,7 +195,7 @@ TEST(MemorySizing, AutoRechunksAtTheSmallestBudgetThatDoesNotMultiplyItsReads) {
   ComputeOptions options;
   options.report = &report;
   const NDArray result = y.compute(options);
-  for (const TaskRecord& task : report.tasks) EXPECT_LE(task.measured_mem, budget);
+  testing::ExpectFootprintsWithin(report, budget);
   const auto expected = values.data<float>();
   const auto actual = result.data<float>();
   ASSERT_EQ(actual.size(), expected.size());

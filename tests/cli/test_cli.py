@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import xarray as xr
 import zarr
+from tessera_run import run_ok
 
 
 def run(tessera_bin, *args):
@@ -137,7 +138,7 @@ def test_info_uncompressed_big_endian_array(tessera_bin, raw_array):
     assert info["stored_bytes"] == 9 * 4 * 4 * 4  # uncompressed: full chunks, edges padded
     assert info["compression_ratio"] == pytest.approx(1.0)
 
-    text = run(tessera_bin, "info", raw_array).stdout
+    text = run_ok(tessera_bin, "info", raw_array).stdout
     assert "int32 (>i4)" in text
     assert "codec" in text and "none" in text
     assert "1.00x" in text
@@ -146,12 +147,12 @@ def test_info_uncompressed_big_endian_array(tessera_bin, raw_array):
 def test_info_array_with_no_chunks(tessera_bin, tmp_path):
     path = tmp_path / "empty.zarr"
     zarr.open_array(str(path), mode="w", shape=(1000,), chunks=(100,), dtype="u1")
-    info = json.loads(run(tessera_bin, "info", path, "--json").stdout)
+    info = json.loads(run_ok(tessera_bin, "info", path, "--json").stdout)
     assert info["chunks_stored"] == 0
     assert info["chunks_expected"] == 10
     assert info["stored_bytes"] == 0
     assert info["compression_ratio"] is None
-    assert "n/a" in run(tessera_bin, "info", path).stdout
+    assert "n/a" in run_ok(tessera_bin, "info", path).stdout
 
 
 def test_info_group(tessera_bin, tmp_path):
@@ -172,7 +173,7 @@ def test_info_group(tessera_bin, tmp_path):
     assert "float32 (<f4)" in text
     assert "(time, lat)" in text
 
-    info = json.loads(run(tessera_bin, "info", path, "--json").stdout)
+    info = json.loads(run_ok(tessera_bin, "info", path, "--json").stdout)
     assert info["kind"] == "group"
     arrays = {array["name"]: array for array in info["arrays"]}
     assert set(arrays) == {"count", "extra/mask", "t2m"}
@@ -201,7 +202,7 @@ def test_info_group_with_link_cycle(tessera_bin, tmp_path):
 def test_info_member_array_path(tessera_bin, tmp_path):
     path = tmp_path / "dataset.zarr"
     xr.Dataset({"v": (("x",), np.arange(5.0))}).to_zarr(str(path), consolidated=False)
-    info = json.loads(run(tessera_bin, "info", path / "v", "--json").stdout)
+    info = json.loads(run_ok(tessera_bin, "info", path / "v", "--json").stdout)
     assert info["kind"] == "array"
     assert info["dimension_names"] == ["x"]
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import xarray as xr
 import zarr
+from tessera_run import assert_memory_promise, last_run, run_measured, run_ok
 
 
 def run(tessera_bin, *args):
@@ -138,16 +139,18 @@ def test_allowed_mem_auto_plans_and_runs_at_the_smallest_budget(tessera_bin, tmp
     assert match, plan.stdout
     budget = int(match.group(1))
     assert not leftovers(out)
-    result = run(tessera_bin, "rechunk", strips, out, "--chunks", "9,10", "--allowed-mem",
-                 "auto", "--quiet")
+    history = tmp_path / "history.sqlite"
+    result = run_measured(tessera_bin, "rechunk", strips, out, "--chunks", "9,10",
+                          "--allowed-mem", "auto", "--total-mem", "200MB", "--quiet",
+                          history=history)
     assert result.returncode == 0, result.stderr
-    # The run was planned with the same budget, and every task measured within it.
-    assert re.search(r"allowed_mem (\S+ \S+) per task", result.stdout), result.stdout
-    measured = re.findall(r"rechunk-\S+ +\d+ +\S+ \S+ +(\S+) (\S+)", result.stdout)
-    assert measured, result.stdout
-    units = {"B": 1, "kB": 1e3, "MB": 1e6}
-    for value, unit in measured:
-        assert float(value) * units[unit] <= budget * 1.001
+    # The run was planned with the same budget, and every task measured within it: its
+    # Buffers and its footprint, as exact integers; the process within total_mem.
+    recorded = last_run(tessera_bin, history)
+    assert recorded["allowed_mem"] == budget
+    assert recorded["total_mem"] == 200_000_000
+    assert recorded["ops"]
+    assert_memory_promise(recorded, result.peak_rss_bytes, budget=budget)
     back = zarr.open(str(out), mode="r")
     np.testing.assert_array_equal(back[...], zarr.open(str(strips), mode="r")[...])
     assert back.chunks == (9, 10)
@@ -420,4 +423,64 @@ def test_help(tessera_bin):
     for option in ("--chunks", "--allowed-mem", "--plan", "--intermediate", "--codec",
                    "--overwrite"):
         assert option in result.stdout
-    assert "rechunk" in run(tessera_bin, "--help").stdout
+    assert "rechunk" in run_ok(tessera_bin, "--help").stdout
+
+
+def op_sizes(plan_stdout):
+    """{op: (projected bytes, size bytes)} from the op table of --plan with memory tiers,
+    as printed."""
+    units = {"B": 1, "kB": 10**3, "MB": 10**6, "GB": 10**9}
+    lines = plan_stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Plan:"))
+    header = lines[start + 1]
+    assert "projected" in header and "size" in header, plan_stdout
+    sizes = {}
+    for line in lines[start + 2:]:
+        match = re.match(r"^\s+(\S+)\s+\S+\s+\d+\s+([\d.]+) (B|kB|MB|GB)\s+([\d.]+) (B|kB|MB|GB)",
+                         line)
+        if not match:
+            break
+        sizes[match.group(1)] = (float(match.group(2)) * units[match.group(3)],
+                                 float(match.group(4)) * units[match.group(5)])
+    assert sizes, plan_stdout
+    return sizes
+
+
+def test_memory_tiers_give_each_op_the_smallest_that_fits_and_the_run_equals_the_source(
+        tessera_bin, tmp_path, strips):
+    """--memory-tiers 5kB,40kB,300kB: the plan names each op's size, the smallest tier at
+    or above its projection (hand-picked from the printed projections, which lie far from
+    the tiers); the run writes the source's values in the asked chunks, every task within
+    its projection, the process within total_mem. A tier list too small for an op is
+    refused, naming the op and the largest tier, and writes nothing."""
+    tiers = [5_000, 40_000, 300_000]
+    out = tmp_path / "tiles.zarr"
+    args = [strips, out, "--chunks", "9,10", "--allowed-mem", "200kB", "--memory-tiers",
+            "5kB,40kB,300kB", "--total-mem", "200MB", "--intermediate", "memory"]
+    plan = run_ok(tessera_bin, "rechunk", *args, "--plan")
+    assert "memory_tiers   5.0 kB, 40.0 kB, 300.0 kB" in plan.stdout, plan.stdout
+    sizes = op_sizes(plan.stdout)
+    assert len(sizes) == 2, plan.stdout  # an intermediate: two copies of different sizes
+    for op, (projected, size) in sizes.items():
+        assert size == min(tier for tier in tiers if tier >= projected), (op, plan.stdout)
+    assert len({size for _, size in sizes.values()}) == 2, plan.stdout
+    assert not leftovers(out)
+
+    history = tmp_path / "history.sqlite"
+    result = run_measured(tessera_bin, "rechunk", *args, "--quiet", history=history)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    back = zarr.open_array(str(out), mode="r")
+    assert back.chunks == (9, 10)
+    np.testing.assert_array_equal(back[...], zarr.open_array(str(strips), mode="r")[...])
+    recorded = last_run(tessera_bin, history)
+    assert {op["name"] for op in recorded["ops"]} == set(sizes)
+    assert_memory_promise(recorded, result.peak_rss_bytes)
+
+    small = tmp_path / "small.zarr"
+    refused = run(tessera_bin, "rechunk", strips, small, "--chunks", "9,10", "--allowed-mem",
+                  "200kB", "--memory-tiers", "1kB,2kB")
+    assert refused.returncode == 1
+    assert "more than the largest memory tier (2.0 kB)" in refused.stderr, refused.stderr
+    assert "add a larger tier" in refused.stderr, refused.stderr
+    assert not leftovers(small)

@@ -1,6 +1,6 @@
 // A program outside the Tessera tree, built against the installed package: writes a
 // small Zarr array (at argv[1], left in place for the caller to inspect), reads it back,
-// checks every value and a size string; prints OK.
+// checks every value and a size string, computes a small lazy plan over it; prints OK.
 #include <cstdint>
 #include <filesystem>
 #include <iostream>
@@ -43,6 +43,21 @@ int main(int argc, char** argv) {
     const std::span<const double> read = back.data<double>();
     for (std::size_t element = 0; element < values.size(); ++element) {
       if (read[element] != values[element]) return Fail("value " + std::to_string(element));
+    }
+    // A small lazy plan over the stored array: mean(ones + x) = 1 + mean(x), where
+    // mean(x) = 0.5 * (0 + ... + 34) / 35 - 3 = 5.5; and sum(arange(100)) = 4950.
+    tessera::Spec spec;
+    spec.allowed_mem = 16 << 20;
+    spec.max_workers = 2;
+    const tessera::Array x = tessera::from_zarr(root.string(), spec);
+    const tessera::Array shifted = tessera::ones({7, 5}, tessera::float64, {3, 2}, spec) + x;
+    const tessera::NDArray mean = tessera::mean(shifted).compute();
+    if (mean.size() != 1 || mean.GetAsDouble(0) != 6.5) {
+      return Fail("mean(ones + x) = " + std::to_string(mean.GetAsDouble(0)) + ", expected 6.5");
+    }
+    const tessera::NDArray total = tessera::sum(tessera::arange(100, 10, spec)).compute();
+    if (total.size() != 1 || total.GetAsDouble(0) != 4950) {
+      return Fail("sum(arange(100)) = " + std::to_string(total.GetAsDouble(0)));
     }
     if (tessera::parse_bytes("2GiB") != std::int64_t{2} * 1024 * 1024 * 1024) {
       return Fail("parse_bytes(\"2GiB\")");

@@ -22,6 +22,7 @@ import numcodecs
 import numpy as np
 import pytest
 import zarr
+from tessera_run import assert_memory_promise, last_run, run_measured
 
 SEED = int(os.environ.get("TESSERA_TEST_SEED", "20240611"))
 # The number of random cases scales with TESSERA_TEST_CASES (e.g. 10 for a long soak).
@@ -36,9 +37,10 @@ BIG_TARGET_CHUNKS = (1000, 10000)
 BIG_ARGS = ["--chunks", "1000,10000", "--allowed-mem", "400MB", "--workers", "2"]
 
 
-def run(tessera_bin, *args, timeout=120):
-    return subprocess.run([tessera_bin, "rechunk", *map(str, args)], capture_output=True,
-                          text=True, timeout=timeout)
+def run(tessera_bin, *args, timeout=120, history=None):
+    """`tessera rechunk ARGS`; the result also has the process's peak RSS, and with
+    `history` (a database path) the run records its exact figures there."""
+    return run_measured(tessera_bin, "rechunk", *args, timeout=timeout, history=history)
 
 
 def partial(out):
@@ -76,31 +78,30 @@ def plan_outputs(stdout):
 
 
 def report_ops(stdout):
-    """[(op, projected bytes per task, measured peak bytes of a task)] from a run's report:
-    the table whose header names "projected/task", up to the "Total ..." line. Both are
-    printed rounded to 4 significant digits, so they compare as printed."""
+    """{op: projected bytes per task} from a run's report: the table whose header names
+    "projected/task", up to the "Total ..." line, as printed (4 significant digits)."""
     lines = stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if "projected/task" in line)
-    ops = []
+    ops = {}
     for line in lines[start + 1:]:
         if line.startswith("Total"):
             break
         sizes = re.findall(SIZE, line)
         assert len(sizes) == 2, f"unexpected report row {line!r} in:\n{stdout}"
-        ops.append((line.split()[0], size_bytes(*sizes[0]), size_bytes(*sizes[1])))
+        ops[line.split()[0]] = size_bytes(*sizes[0])
     assert ops, stdout
     return ops
 
 
-def assert_measured_within_projected(stdout, plan_stdout=None):
-    """Each op's measured peak <= its projection; with `plan_stdout`, the run projected
-    what --plan printed, op by op."""
-    ops = report_ops(stdout)
-    for op, projected, measured in ops:
-        assert measured <= projected, f"op {op}: measured {measured} > projected {projected}:\n{stdout}"
+def assert_measured_within_projected(tessera_bin, result, history, plan_stdout=None):
+    """Each op's largest task, its Buffers and its footprint (measured + unaccounted), at or
+    below its projection, and the process's peak RSS within total_mem: the exact integers
+    the history database recorded for the run. With `plan_stdout`, the run projected what
+    --plan printed, op by op (both as printed)."""
+    assert_memory_promise(last_run(tessera_bin, history), result.peak_rss_bytes)
     if plan_stdout is not None:
         planned = {op: projected for op, (_, projected) in plan_table(plan_stdout).items()}
-        assert {op: projected for op, projected, _ in ops} == planned, (plan_stdout, stdout)
+        assert report_ops(result.stdout) == planned, (plan_stdout, result.stdout)
 
 
 def smallest_allowed_mem(stdout_or_stderr):
@@ -147,11 +148,11 @@ class WorkDirWatcher:
         self.scan()
 
 
-def run_watched(tessera_bin, work, *args, timeout=300):
+def run_watched(tessera_bin, work, *args, timeout=300, history=None):
     """Runs `tessera rechunk ARGS` while watching `work`; returns (result, watcher)."""
     watcher = WorkDirWatcher(work).start()
     try:
-        result = run(tessera_bin, *args, timeout=timeout)
+        result = run(tessera_bin, *args, timeout=timeout, history=history)
     finally:
         watcher.stop()
     return result, watcher
@@ -207,12 +208,13 @@ def test_big_intermediate_in_memory(tessera_bin, tmp_path, big_source):
     assert set(intermediates.values()) == {"memory"}, plan.stdout
     assert not out.exists() and list(work.iterdir()) == []
 
-    result, watcher = run_watched(tessera_bin, work, *args, "--quiet")
+    history = tmp_path / "history.sqlite"
+    result, watcher = run_watched(tessera_bin, work, *args, "--quiet", history=history)
     assert result.returncode == 0, result.stderr
     assert watcher.scans > 10, watcher.scans
     assert watcher.files == set(), sorted(watcher.files)
     assert watcher.dirs == set(), sorted(watcher.dirs)
-    assert_measured_within_projected(result.stdout, plan.stdout)
+    assert_measured_within_projected(tessera_bin, result, history, plan.stdout)
     assert list(work.iterdir()) == []
     assert_big_target(out, values)
 
@@ -231,7 +233,8 @@ def test_big_intermediate_partly_on_disk(tessera_bin, tmp_path, big_source):
     tiers = {tier for tier in plan_outputs(plan.stdout).values() if tier != "target"}
     assert tiers and all("disk" in tier for tier in tiers), plan.stdout
 
-    result, watcher = run_watched(tessera_bin, work, *args, "--quiet")
+    history = tmp_path / "history.sqlite"
+    result, watcher = run_watched(tessera_bin, work, *args, "--quiet", history=history)
     assert result.returncode == 0, result.stderr
     spilled = [path for path in watcher.files if path.startswith("tessera-")]
     assert spilled, (sorted(watcher.dirs), result.stdout)
@@ -239,7 +242,7 @@ def test_big_intermediate_partly_on_disk(tessera_bin, tmp_path, big_source):
     # chunk files under their final names ("3.7"), not only files being written
     assert any(re.fullmatch(r"\d+(\.\d+)*", os.path.basename(path)) for path in spilled), \
         sorted(spilled)[:5]
-    assert_measured_within_projected(result.stdout, plan.stdout)
+    assert_measured_within_projected(tessera_bin, result, history, plan.stdout)
     assert list(work.iterdir()) == []
     assert_big_target(out, values)
 
@@ -273,9 +276,10 @@ def test_killed_run_leftovers_are_cleaned(tessera_bin, tmp_path, big_source):
         leftovers
     assert not out.exists()  # at most OUT.partial
 
-    result = run(tessera_bin, *args)
+    history = tmp_path / "history.sqlite"
+    result = run(tessera_bin, *args, history=history)
     assert result.returncode == 0, result.stderr
-    assert_measured_within_projected(result.stdout)
+    assert_measured_within_projected(tessera_bin, result, history)
     assert list(work.iterdir()) == []  # the killed run's folder too
     assert_big_target(out, values)
 
@@ -402,9 +406,10 @@ def check_random_case(tessera_bin, tmp_path, case):
         if case["intermediate"] != "auto":  # a forced tier is the only one intermediates get
             tiers = {tier for tier in plan_outputs(plan.stdout).values() if tier != "target"}
             assert tiers <= {case["intermediate"]}, plan.stdout
-        result = run(tessera_bin, source, out, *budget, "--quiet")
+        history = tmp_path / f"history-{allowed}.sqlite"
+        result = run(tessera_bin, source, out, *budget, "--quiet", history=history)
         assert result.returncode == 0, (allowed, result.stderr)
-        assert_measured_within_projected(result.stdout, plan.stdout)
+        assert_measured_within_projected(tessera_bin, result, history, plan.stdout)
         target = zarr.open_array(str(out), mode="r")
         assert target.shape == shape
         assert target.chunks == expected_chunks

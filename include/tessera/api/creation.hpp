@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,9 +22,11 @@ namespace tessera {
 Array ones(Shape shape, DType dtype, Shape chunks, const Spec& spec);
 Array zeros(Shape shape, DType dtype, Shape chunks, const Spec& spec);
 Array full(Shape shape, Scalar value, DType dtype, Shape chunks, const Spec& spec);
-Array ones_like(const Array& like);
-Array zeros_like(const Array& like);
-Array full_like(const Array& like, Scalar value);
+// The shape, chunks and spec of `like` (nothing of it is read), with its dtype or, as
+// numpy's dtype=, the one given; full_like casts `value` to that dtype as full() does.
+Array ones_like(const Array& like, std::optional<DType> dtype = std::nullopt);
+Array zeros_like(const Array& like, std::optional<DType> dtype = std::nullopt);
+Array full_like(const Array& like, Scalar value, std::optional<DType> dtype = std::nullopt);
 // start, start + step, ... below stop (above it for a negative step), as numpy.arange.
 Array arange(double start, double stop, double step, DType dtype, Index chunk, const Spec& spec);
 Array arange(Index stop, Index chunk, const Spec& spec);  // int64 0, 1, ..., stop - 1

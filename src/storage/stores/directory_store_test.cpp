@@ -4,9 +4,11 @@
 #include "tessera/storage/directory_store.hpp"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include <fstream>
 #include <future>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -317,12 +320,73 @@ TEST_F(DirectoryStoreTest, IoErrorsNameThePathAndTheReason) {
   EXPECT_THROW(store->SizeOf(key), StorageError);
 }
 
+// A file whose mode forbids reading: the error names the file and the cause. Root
+// reads files whatever their mode, and CI runs as root, so the reads run in a child
+// process that drops to nobody (65534) first; a readable file beside it is the control
+// that shows the mode, not the folder, is what stops the read.
 TEST_F(DirectoryStoreTest, UnreadableFileIsAStorageError) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root reads files regardless of their mode";
   auto store = Open();
   store->Set("secret", std::string_view("x"));
+  store->Set("open", std::string_view("y"));
   fs::permissions(root() / "secret", fs::perms::none);
-  EXPECT_THROW(store->Get("secret"), StorageError);
+  fs::permissions(root() / "open", fs::perms::owner_read | fs::perms::group_read |
+                                       fs::perms::others_read);
+  // nobody must reach the folder: mkdtemp made the temporary one 0700.
+  for (const fs::path& folder : {temp_.path(), root()}) {
+    fs::permissions(folder, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                fs::perms::others_read | fs::perms::others_exec);
+  }
+  const std::string path = (root() / "secret").string();
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0) << std::strerror(errno);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0) << std::strerror(errno);
+  if (child == 0) {
+    // Exit codes: 0 the read failed as it should, 10 privileges could not be dropped,
+    // 11 the control could not be read, 12 the secret was read, 13 a wrong error type.
+    // The error's message goes back through the pipe.
+    ::close(pipe_fds[0]);
+    int code = 0;
+    std::string message;
+    if (::geteuid() == 0 && (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 ||
+                             ::setuid(65534) != 0)) {
+      ::_exit(10);
+    }
+    try {
+      const std::optional<Buffer> control = store->Get("open");
+      if (!control || Text(*control) != "y") ::_exit(11);
+    } catch (const std::exception& error) {
+      message = error.what();
+      code = 11;
+    }
+    if (code == 0) {
+      try {
+        store->Get("secret");
+        code = 12;
+      } catch (const StorageError& error) {
+        message = error.what();
+      } catch (const std::exception& error) {
+        message = error.what();
+        code = 13;
+      }
+    }
+    const ssize_t written = ::write(pipe_fds[1], message.data(), message.size());
+    ::_exit(written == static_cast<ssize_t>(message.size()) ? code : 14);
+  }
+  ::close(pipe_fds[1]);
+  std::string message;
+  char chunk[512];
+  for (ssize_t n; (n = ::read(pipe_fds[0], chunk, sizeof chunk)) > 0;) message.append(chunk, static_cast<std::size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child did not exit: status " << status;
+  ASSERT_EQ(WEXITSTATUS(status), 0) << "child message: " << message;
+  EXPECT_NE(message.find(path), std::string::npos) << message;
+  EXPECT_NE(message.find(std::strerror(EACCES)), std::string::npos) << message;
+  // The file is as it was: the failed read changed nothing.
+  fs::permissions(root() / "secret", fs::perms::owner_read);
+  EXPECT_EQ(ReadFile(root() / "secret"), "x");
 }
 
 }  // namespace

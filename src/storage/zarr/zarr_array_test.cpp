@@ -1087,14 +1087,30 @@ try:
 except ImportError as error:
     print(error)
     sys.exit(77)
+import json
 root = sys.argv[1]
 failed = False
 for name in sorted(os.listdir(root)):
     if not name.endswith('.zarr'):
         continue
     z = zarr.open_array(os.path.join(root, name), mode='r')
+    # NAME.bin: the values written (C order, little-endian); NAME.json: the chunks asked
+    # for and the block erased after, which must read as the fill value.
+    with open(os.path.join(root, name[:-5] + '.json')) as f:
+        asked = json.load(f)
     expected = np.fromfile(os.path.join(root, name[:-5] + '.bin'),
                            dtype=z.dtype.newbyteorder('<')).reshape(z.shape)
+    if list(z.chunks) != asked['chunks']:
+        print(name, 'chunks', z.chunks, 'asked', asked['chunks'])
+        failed = True
+    fill = True if z.dtype.kind == 'b' else (np.nan if z.dtype.kind == 'f' else 3)
+    if not (z.fill_value == fill or (np.isnan(fill) and np.isnan(z.fill_value))):
+        print(name, 'fill_value', z.fill_value, 'expected', fill)
+        failed = True
+    if asked['erased'] is not None:
+        grid = [-(-s // c) for s, c in zip(z.shape, asked['chunks'])]
+        block = np.unravel_index(asked['erased'], grid)
+        expected[tuple(slice(b * c, (b + 1) * c) for b, c in zip(block, asked['chunks']))] = fill
     actual = z[...]
     equal_nan = z.dtype.kind == 'f'
     if not np.array_equal(actual, expected, equal_nan=equal_nan):
@@ -1182,13 +1198,20 @@ TEST(ZarrPythonInteropTest, ZarrPythonReadsWhatWeWrote) {
     ZarrAttributes attributes;
     if (std::string(test_case.name) == "dims") attributes.dimension_names = {"y", "x"};
     const ZarrArray array = ZarrArray::Create(store, "", test_case.metadata, attributes);
-    array.Write(RandomArray(test_case.metadata.shape, test_case.metadata.dtype, rng), 2);
-    if (array.grid().num_blocks() > 1) store->Erase(array.ChunkKey(array.grid().BlockIndex(1)));
-    // What we read back (fill included) is what zarr-python must see.
-    const NDArray back = array.Read();
+    const NDArray written = RandomArray(test_case.metadata.shape, test_case.metadata.dtype, rng);
+    array.Write(written, 2);
+    // Block 1 in C order is erased; zarr-python computes its region and fill itself.
+    const bool erase = array.grid().num_blocks() > 1;
+    if (erase) store->Erase(array.ChunkKey(array.grid().BlockIndex(1)));
+    // The expected values are what we wrote, not what Tessera reads back.
     std::ofstream(dir.path() / (std::string(test_case.name) + ".bin"), std::ios::binary)
-        .write(reinterpret_cast<const char*>(back.bytes().data()),
-               static_cast<std::streamsize>(back.nbytes()));
+        .write(reinterpret_cast<const char*>(written.bytes().data()),
+               static_cast<std::streamsize>(written.nbytes()));
+    std::string chunks;
+    for (const Index c : test_case.metadata.chunks)
+      chunks += (chunks.empty() ? "" : ", ") + std::to_string(c);
+    std::ofstream(dir.path() / (std::string(test_case.name) + ".json"))
+        << "{\"chunks\": [" << chunks << "], \"erased\": " << (erase ? "1" : "null") << "}";
   }
   std::string output;
   const int code = RunPython(dir.path(), kZarrReaderScript, output);

@@ -1,0 +1,50 @@
+// Bounds on what a run's tasks held, for tests of the memory promise: a task's
+// footprint is the Buffer bytes it held (measured_mem, reserved_mem included) plus the
+// fresh memory its thread touched outside them (unaccounted_mem: a codec's context, a
+// kernel's own allocations). The promise is about the footprint, not the Buffers alone.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "sanitizers.hpp"
+#include "tessera/exec/executor.hpp"
+
+namespace tessera::testing {
+
+inline std::int64_t Footprint(const TaskRecord& task) {
+  return task.measured_mem + task.unaccounted_mem;
+}
+
+// The most a task may touch against `bound` bytes: the bound natively; under ASan its
+// shadow and redzones make the same Buffers touch up to kFreshPageFactor times as many
+// pages.
+inline std::int64_t FootprintLimit(std::int64_t bound) {
+  return static_cast<std::int64_t>(static_cast<double>(bound) * kFreshPageFactor);
+}
+
+// Every task's measured Buffers within its projection, and its footprint too.
+inline void ExpectFootprintsWithinProjection(const ExecutionReport& report) {
+  for (const TaskRecord& task : report.tasks) {
+    if (task.skipped) continue;
+    EXPECT_LE(task.measured_mem, task.projected_mem) << task.op_name << " task " << task.task;
+    EXPECT_LE(Footprint(task), FootprintLimit(task.projected_mem))
+        << task.op_name << " task " << task.task << ": measured " << task.measured_mem
+        << " + unaccounted " << task.unaccounted_mem << " bytes against a projection of "
+        << task.projected_mem;
+  }
+}
+
+// Every task's footprint within `budget` (allowed_mem, say).
+inline void ExpectFootprintsWithin(const ExecutionReport& report, std::int64_t budget) {
+  for (const TaskRecord& task : report.tasks) {
+    if (task.skipped) continue;
+    EXPECT_LE(task.measured_mem, budget) << task.op_name << " task " << task.task;
+    EXPECT_LE(Footprint(task), FootprintLimit(budget))
+        << task.op_name << " task " << task.task << ": measured " << task.measured_mem
+        << " + unaccounted " << task.unaccounted_mem << " bytes against " << budget;
+  }
+}
+
+}  // namespace tessera::testing
