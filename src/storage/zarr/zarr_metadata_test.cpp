@@ -28,7 +28,7 @@ using Json = nlohmann::json;
 constexpr std::string_view kWhere = "/data/a.zarr/.zarray";
 
 const fs::path& TestdataDir() {
-  static const fs::path dir = fs::path(__FILE__).parent_path() / "testdata";
+  static const fs::path dir = TESSERA_ZARR_TESTDATA;
   return dir;
 }
 
