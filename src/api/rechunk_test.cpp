@@ -259,6 +259,33 @@ TEST(RechunkTest, KeepsUnmarkedFoldersNamedLikeWorkDirectories) {
   EXPECT_EQ(left, (std::vector<std::string>{"tessera-999999999-12345-1", "tessera-notes"}));
 }
 
+// Issue 14: a chunk that does not decode reads the same on every attempt, so the run
+// fails at its first attempt (no retries) with a FormatError naming the task.
+TEST(RechunkTest, ACorruptChunkFailsAtTheFirstAttempt) {
+  auto store = std::make_shared<MemoryStore>();
+  ZarrMetadata metadata;
+  metadata.shape = {40, 40};
+  metadata.chunks = {40, 10};
+  metadata.dtype = float64;
+  metadata.compressor = ParseCodecSpec("blosc-lz4");
+  ZarrArray::Create(store, "", metadata).Write(Iota({40, 40}, float64), 1);
+  const std::vector<std::byte> garbage(300, std::byte{0x5a});
+  store->Set("0.2", garbage);
+  const Array source = from_zarr(store, "", SmallSpec(4'000'000));
+  ComputeOptions compute;
+  compute.execute.retries = 2;
+  int attempts_seen = 0;
+  try {
+    source.rechunk({10, 40}).compute(compute);
+    ADD_FAILURE() << "a corrupt chunk computed";
+  } catch (const FormatError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find(" after 1 attempt: "), std::string::npos) << message;
+    attempts_seen = 1;
+  }
+  EXPECT_EQ(attempts_seen, 1);
+}
+
 TEST(RechunkTest, ChunksThatCannotFitNameTheSmallestBudget) {
   const NDArray values = Iota({2000, 2000}, float64);
   const Spec spec = SmallSpec(4'000'000);
