@@ -16,6 +16,7 @@
 
 #include "expression_parser.hpp"
 #include "tessera/api/creation.hpp"
+#include "tessera/api/elementwise.hpp"
 #include "test_seed.hpp"
 
 namespace tessera {
@@ -110,6 +111,48 @@ TEST_F(ExpressionTest, ArithmeticPrecedenceAndPowers) {
     const double expected = -(x * x) + 3 / x - static_cast<double>((512 / 7) % 5);
     EXPECT_NEAR(computed[index], expected, 1e-5 * std::abs(expected) + 1e-5) << index;
   }
+}
+
+// Issue 14: numpy refuses integers to negative integer powers, even 1 and -1; x ** -1
+// used to give 0 for every element. Refused when the graph is built (a constant power),
+// or when it runs (an array of powers); a float base works and gives 1 / x.
+TEST_F(ExpressionTest, IntegersToNegativeIntegerPowersAreRefused) {
+  Inputs counts{{"n", asarray<std::int16_t>({1, -1, 2, 4}, {2}, TestSpec())},
+                {"u", asarray<std::uint8_t>({1, 2, 3, 4}, {2}, TestSpec())},
+                {"e", asarray<std::int16_t>({2, 0, -1, 1}, {2}, TestSpec())}};
+  for (const char* text : {"n ** -1", "u ** -1", "pow(n, -2)", "n ** (1 - 3)"}) {
+    SCOPED_TRACE(text);
+    const ExpressionError error = ErrorOf(text, counts);
+    const std::string reason = error.reason();
+    EXPECT_NE(reason.find("Integers to negative integer powers are not allowed"),
+              std::string::npos)
+        << reason;
+    EXPECT_NE(reason.find("cast to a float first, e.g. astype(x, float64) ** "), std::string::npos)
+        << reason;
+  }
+  EXPECT_EQ(Values(Compute(evaluate_expression("astype(n, float64) ** -1", counts).array)),
+            (std::vector<double>{1.0, -1.0, 0.5, 0.25}));
+  EXPECT_EQ(Values(Compute(evaluate_expression("n ** -1.0", counts).array)),
+            (std::vector<double>{1.0, -1.0, 0.5, 0.25}));
+  EXPECT_EQ(Values(Compute(evaluate_expression("n ** 2", counts).array)),
+            (std::vector<double>{1, 1, 4, 16}));
+  // An array of powers with a negative element: the run fails (not retried), naming it.
+  const Array powers = evaluate_expression("n ** e", counts).array;
+  try {
+    Compute(powers);
+    ADD_FAILURE() << "n ** e computed";
+  } catch (const InvalidArgument& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("after 1 attempt: pow: Integers to negative integer powers are not "
+                           "allowed (as numpy): an exponent of -1 was found"),
+              std::string::npos)
+        << message;
+  }
+  // The C++ API alike.
+  const Array n = counts.at("n");
+  EXPECT_THROW(pow(n, Scalar(-1)), InvalidArgument);
+  EXPECT_THROW(pow(n, full({4}, Scalar(-1), int16, {2}, TestSpec())), InvalidArgument);
+  EXPECT_EQ(Values(Compute(pow(n, Scalar(3)))), (std::vector<double>{1, -1, 8, 64}));
 }
 
 TEST_F(ExpressionTest, ScalarsAreWeakAndFoldedAsPython) {

@@ -4,7 +4,11 @@
 // a figure that runs.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
 #include <regex>
@@ -227,20 +231,72 @@ TEST(RechunkTest, IntermediateGoesToDiskOnlyWhenRamIsShort) {
   SetBufferPoolCapacity(pool);
 }
 
-TEST(RechunkTest, RemovesWorkDirectoriesOfKilledRuns) {
+// A killed run's work directory carries Tessera's marker and is removed by the next plan
+// that spills (work_directory_test.cpp, and the SIGKILL case of interop/test_rechunk.py);
+// a user's folder that is merely named like one, without the marker, is not.
+TEST(RechunkTest, KeepsUnmarkedFoldersNamedLikeWorkDirectories) {
   testing::TempDir work;
-  const auto stale = work.path() / "tessera-999999999-12345-1";  // no such process
+  const auto named_like_stale = work.path() / "tessera-999999999-12345-1";  // no such process
   const auto not_ours = work.path() / "tessera-notes";
-  std::filesystem::create_directories(stale / "x.zarr");
+  std::filesystem::create_directories(named_like_stale / "x.zarr");
+  std::ofstream(named_like_stale / "x.zarr" / "0.0") << "user data";
   std::filesystem::create_directories(not_ours);
   Spec spec = SmallSpec(4'000'000, 1LL << 30);
   spec.work_dir = work.path().string();
   PlanOptions options;
   options.intermediate_tier = Tier::kDisk;
   const Array source = StoredSource(Iota({1000, 1000}, float64), {1000, 100}, "blosc-lz4", spec);
-  const FinalizedPlan plan = source.rechunk({100, 1000}).plan(options);
-  EXPECT_FALSE(std::filesystem::exists(stale));
+  const Array y = source.rechunk({100, 1000});
+  ComputeOptions compute;
+  compute.plan = options;
+  bool spilled = false;
+  compute.execute.on_task = [&](const TaskRecord&) {
+    for (const auto& entry : std::filesystem::directory_iterator(work.path())) {
+      spilled = spilled || entry.path().filename().string().rfind(
+                               "tessera-" + std::to_string(getpid()) + "-", 0) == 0;
+    }
+  };
+  EXPECT_EQ(y.compute(compute), Iota({1000, 1000}, float64));
+  EXPECT_TRUE(spilled);  // its intermediate went through the work_dir
+  std::ifstream kept(named_like_stale / "x.zarr" / "0.0");
+  std::string text;
+  std::getline(kept, text);
+  EXPECT_EQ(text, "user data");
   EXPECT_TRUE(std::filesystem::exists(not_ours));
+  // The plan's own work directory is gone; the user's two folders are all that is left.
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::directory_iterator(work.path())) {
+    left.push_back(entry.path().filename().string());
+  }
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"tessera-999999999-12345-1", "tessera-notes"}));
+}
+
+// Issue 14: a chunk that does not decode reads the same on every attempt, so the run
+// fails at its first attempt (no retries) with a FormatError naming the task.
+TEST(RechunkTest, ACorruptChunkFailsAtTheFirstAttempt) {
+  auto store = std::make_shared<MemoryStore>();
+  ZarrMetadata metadata;
+  metadata.shape = {40, 40};
+  metadata.chunks = {40, 10};
+  metadata.dtype = float64;
+  metadata.compressor = ParseCodecSpec("blosc-lz4");
+  ZarrArray::Create(store, "", metadata).Write(Iota({40, 40}, float64), 1);
+  const std::vector<std::byte> garbage(300, std::byte{0x5a});
+  store->Set("0.2", garbage);
+  const Array source = from_zarr(store, "", SmallSpec(4'000'000));
+  ComputeOptions compute;
+  compute.execute.retries = 2;
+  int attempts_seen = 0;
+  try {
+    source.rechunk({10, 40}).compute(compute);
+    ADD_FAILURE() << "a corrupt chunk computed";
+  } catch (const FormatError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find(" after 1 attempt: "), std::string::npos) << message;
+    attempts_seen = 1;
+  }
+  EXPECT_EQ(attempts_seen, 1);
 }
 
 TEST(RechunkTest, ChunksThatCannotFitNameTheSmallestBudget) {

@@ -34,7 +34,11 @@ std::shared_ptr<HistoryDatabase> OpenRecordedHistory(const std::string& db_optio
                        " is a folder, not a history database: name the database file with "
                        "--db PATH or TESSERA_HISTORY");
   }
-  std::shared_ptr<HistoryDatabase> history = HistoryDatabase::Open(path);
+  // Listing only reads: open read-only first, so a file (or folder) the user may not
+  // write is still listed. Only a file of an older schema (or an empty one) needs a
+  // writer to bring it up to date; that falls back to Open, which migrates.
+  std::shared_ptr<HistoryDatabase> history = HistoryDatabase::OpenToRead(path);
+  if (!history->ok()) history = HistoryDatabase::Open(path);
   if (!history->ok()) {
     throw StorageError("cannot read the history database " + path.string() +
                        " (see the warning above): delete the file to start a new history, "

@@ -35,7 +35,8 @@ void SpecOptions::Register(CLI::App& command) {
                      "Memory all running tasks and in-memory intermediates may use together "
                      "(default: detected, the cgroup limit or physical RAM)");
   command.add_option("--work-dir", work_dir_,
-                     "Folder for intermediates on disk (default: the system temp dir)");
+                     "Existing, writable folder for intermediates on disk; each run works in a "
+                     "marked tessera-* folder of its own inside it (default: the system temp dir)");
   command.add_option("--workers", workers_, "Tasks run at once (0 = all cores)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);

@@ -203,6 +203,40 @@ TEST_P(ExecutorTest, ATaskThatKeepsFailingNamesOpBlockAttemptsAndCause) {
   EXPECT_EQ(log.events(), std::vector<std::string>{"prepare boom-1"});
 }
 
+// Issue 14: a corrupt chunk or bad metadata reads the same on every attempt, so only
+// storage failures (and exceptions that are not Tessera's) are tried again.
+TEST_P(ExecutorTest, OnlyStorageFailuresAreRetried) {
+  struct Case {
+    std::function<void()> raise;
+    int expected_runs;
+  };
+  const Case cases[] = {
+      {[] { throw FormatError("chunk 0.1 does not decode"); }, 1},
+      {[] { throw InvalidArgument("Integers to negative integer powers"); }, 1},
+      {[] { throw MemoryBudgetError("too big"); }, 1},
+      {[] { throw Error("internal error"); }, 1},
+      {[] { throw StorageError("read failed: EIO"); }, 3},
+      {[] { throw std::runtime_error("not ours"); }, 3},
+  };
+  for (const Case& c : cases) {
+    auto op = std::make_shared<FakeOp>("once", 2);
+    op->FailTask(1, 100, c.raise);
+    ExecuteOptions options = Quiet();
+    options.retries = 2;
+    std::string message;
+    try {
+      Execute({op}, MakeSpec(GetParam()), options);
+      ADD_FAILURE() << "Execute succeeded";
+    } catch (const Error& error) {
+      message = error.what();
+    }
+    SCOPED_TRACE(message);
+    EXPECT_EQ(op->runs(1), c.expected_runs);
+    const std::string attempts = c.expected_runs == 1 ? "after 1 attempt: " : "after 3 attempts: ";
+    EXPECT_NE(message.find("op \"once\" failed at block (1) " + attempts), std::string::npos);
+  }
+}
+
 TEST_P(ExecutorTest, TheLastCausesErrorTypeIsKept) {
   auto check = [&](std::function<void()> raise, auto type_tag) {
     using Expected = decltype(type_tag);

@@ -36,6 +36,21 @@ void ThrowLike(const std::exception_ptr& cause, const std::string& message) {
   }
 }
 
+bool IsRetryable(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const StorageError&) {
+    return true;  // a store's I/O can fail once and succeed on the next try
+  } catch (const Error&) {
+    // FormatError (bad metadata, a chunk that does not decode: the bytes read again are
+    // the same bytes), InvalidArgument, MemoryBudgetError and internal errors fail alike
+    // on every attempt.
+    return false;
+  } catch (...) {
+    return true;  // not Tessera's (std::bad_alloc, a library's error): it may pass
+  }
+}
+
 OpTaskRunner::OpTaskRunner(int op_index, const ExecutableOp& op, std::int64_t reserved_mem,
                            const ExecuteOptions& options,
                            std::chrono::steady_clock::time_point run_start)
@@ -73,6 +88,7 @@ std::optional<TaskRecord> OpTaskRunner::RunOne(std::int64_t task, std::int64_t p
       op_.RunTask(task);
     } catch (...) {
       last_error = std::current_exception();
+      if (!IsRetryable(last_error)) break;
       continue;
     }
     const std::int64_t faulted = ThreadFaultedBytes() - faulted_before;
@@ -81,9 +97,10 @@ std::optional<TaskRecord> OpTaskRunner::RunOne(std::int64_t task, std::int64_t p
     record.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return record;
   }
+  const int attempts = record.attempts;
   ThrowLike(last_error, "op \"" + op_.info().name + "\" failed at " + op_.DescribeTask(task) +
-                            " after " + std::to_string(max_attempts) +
-                            (max_attempts == 1 ? " attempt: " : " attempts: ") +
+                            " after " + std::to_string(attempts) +
+                            (attempts == 1 ? " attempt: " : " attempts: ") +
                             DescribeException(last_error));
 }
 

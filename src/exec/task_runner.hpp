@@ -7,6 +7,10 @@
 // that runs it; the record of the attempt that succeeded carries the account's peak plus
 // reserved_mem, and the fresh pages its thread touched less those of memory accounted
 // elsewhere (new Buffers, the result array: MemoryAccount::NoteFresh) as unaccounted_mem.
+// Only a failure that may pass is retried: a StorageError, or an exception that is not
+// Tessera's (IsRetryable); a FormatError (bad metadata, a corrupt chunk: its bytes do not
+// change on the next read), InvalidArgument, MemoryBudgetError or internal Error fails
+// the task at its first attempt.
 // A task that fails options.retries + 1 times makes Run throw `op "add-3" failed at block
 // (1, 2) after 3 attempts: <last cause>`, as the last cause's Tessera error type
 // (ThrowLike); once `cancelled` is set (another task failed) it makes no further
@@ -25,6 +29,9 @@
 #include "tessera/plan/executable_op.hpp"
 
 namespace tessera::exec {
+
+// Whether a task that failed with `error` is tried again (see above).
+bool IsRetryable(const std::exception_ptr& error);
 
 class OpTaskRunner {
  public:

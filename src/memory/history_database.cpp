@@ -368,7 +368,18 @@ class SqliteHistoryDatabase final : public HistoryDatabase {
     connection_ = std::make_unique<SqliteConnection>(
         path_, busy_timeout_, read_only_ ? SqliteOpen::kReadOnly : SqliteOpen::kCreate);
     // Read before anything writes: a newer schema is left exactly as it is.
-    const std::int64_t version = connection_->PragmaInt("user_version");
+    std::int64_t version = 0;
+    try {
+      version = connection_->PragmaInt("user_version");
+    } catch (const SqliteError& failure) {
+      // A WAL database in a folder this process cannot write: SQLite cannot create the
+      // shared-memory index even to read. Nobody can be writing it then (a writer needs
+      // that folder too), so read it as immutable.
+      if (!read_only_ || failure.code() != SQLITE_READONLY) throw;
+      connection_ = std::make_unique<SqliteConnection>(path_, busy_timeout_,
+                                                       SqliteOpen::kReadOnlyImmutable);
+      version = connection_->PragmaInt("user_version");
+    }
     if (version > kHistorySchemaVersion) {
       WarnOncePerFile(
           path_,

@@ -46,12 +46,39 @@ std::string SqliteStatement::Text(int column) const {
                      static_cast<std::size_t>(sqlite3_column_bytes(statement_, column)));
 }
 
+namespace {
+
+// "file:<path>?immutable=1", the path percent-encoded where a URI gives characters a
+// meaning of their own (RFC 3986; SQLite decodes %HH in the path).
+std::string ImmutableUri(const std::filesystem::path& path) {
+  std::string uri = "file:";
+  for (const char c : std::filesystem::absolute(path).string()) {
+    if (c == '%' || c == '?' || c == '#') {
+      constexpr char kHex[] = "0123456789ABCDEF";
+      const auto byte = static_cast<unsigned char>(c);
+      uri += '%';
+      uri += kHex[byte >> 4];
+      uri += kHex[byte & 0xf];
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?immutable=1";
+}
+
+}  // namespace
+
 SqliteConnection::SqliteConnection(const std::filesystem::path& path,
                                    std::chrono::milliseconds busy_timeout, SqliteOpen mode) {
-  const int flags = mode == SqliteOpen::kReadOnly ? SQLITE_OPEN_READONLY
-                    : mode == SqliteOpen::kCreate ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
-                                                  : SQLITE_OPEN_READWRITE;
-  const int result = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+  int flags = mode == SqliteOpen::kCreate      ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+              : mode == SqliteOpen::kReadWrite ? SQLITE_OPEN_READWRITE
+                                               : SQLITE_OPEN_READONLY;
+  std::string name = path.string();
+  if (mode == SqliteOpen::kReadOnlyImmutable) {
+    flags |= SQLITE_OPEN_URI;
+    name = ImmutableUri(path);
+  }
+  const int result = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
   if (result != SQLITE_OK) {
     // A failed open still allocates a handle (for its message) that must be closed.
     try {

@@ -73,6 +73,10 @@ enum class SqliteOpen {
   kCreate,     // read and write, creating a missing file
   kReadWrite,  // read and write an existing file
   kReadOnly,   // read an existing file, never write it
+  // Read an existing file that nobody can be writing, without SQLite's shared-memory
+  // index or locks (URI immutable=1): for a WAL database in a folder this process cannot
+  // write, where SQLite cannot create the index a plain read-only open needs.
+  kReadOnlyImmutable,
 };
 
 class SqliteConnection {

@@ -1,6 +1,7 @@
 #include "copy_op.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <utility>
 
 #include "region_copy.hpp"
@@ -18,24 +19,69 @@ NDArray TakeOrCopy(std::shared_ptr<const NDArray> data) {
   return NDArray(*data);
 }
 
+// Along one dimension of `extent` in tasks of `task` over input chunks of `chunk`: the
+// index of the first task touching the most chunks. A task's count depends only on
+// where it starts within a chunk, which repeats every chunk / gcd(task, chunk) tasks, so
+// one period (and the last task, cut by the extent) is all there is to look at: the
+// cost does not grow with the extent (issue 14: 2^50 rows plan as fast as 2^10).
+Index WorstTaskAlong(Index extent, Index task, Index chunk) {
+  const Index tasks = (extent + task - 1) / task;
+  const Index period = chunk / std::gcd(task, chunk);
+  auto touched = [&](Index index) {
+    const Index begin = index * task;
+    const Index end = std::min(begin + task, extent);
+    return (end - 1) / chunk - begin / chunk + 1;
+  };
+  Index most = -1;
+  Index at = 0;
+  auto consider = [&](Index index) {
+    const Index count = touched(index);
+    if (count > most) {
+      most = count;
+      at = index;
+    }
+  };
+  // Within a period the starting offsets are the multiples of gcd(task, chunk), each
+  // once; a period longer than 2^20 tasks is searched at the offset that touches most
+  // (chunk - gcd), found by a modular inverse, instead of walked.
+  constexpr Index kWalkLimit = Index{1} << 20;
+  const Index walked = std::min(tasks, period);
+  if (walked <= kWalkLimit) {
+    for (Index index = 0; index < walked; ++index) consider(index);
+  } else {
+    consider(0);
+    const Index gcd = std::gcd(task, chunk);
+    // k * (task / gcd) == (chunk / gcd - 1) modulo period.
+    const __int128 inverse = [&] {
+      __int128 a = (task / gcd) % period, m = period, x0 = 0, x1 = 1;
+      while (a > 1) {
+        const __int128 q = a / m;
+        __int128 t = m;
+        m = a % m;
+        a = t;
+        t = x0;
+        x0 = x1 - q * x0;
+        x1 = t;
+      }
+      return (x1 % period + period) % period;
+    }();
+    const auto best = static_cast<Index>((inverse * (period - 1)) % period);
+    if (best < tasks) consider(best);
+  }
+  consider(tasks - 1);
+  return at;
+}
+
 // Per dimension, the task index (along that dimension) touching the most input chunks
 // (first found): with the edges, the tasks whose projections bound the others'.
 std::vector<std::vector<Index>> WorstTasks(const ChunkGrid& tasks, const Shape& input_chunks) {
   std::vector<std::vector<Index>> worst(tasks.shape().size());
   for (std::size_t d = 0; d < worst.size(); ++d) {
-    const Index extent = tasks.shape()[d];
-    const Index task = tasks.chunks()[d];
-    Index most = -1;
-    Index at = 0;
-    Index index = 0;
-    for (Index begin = 0; begin < extent; begin += task, ++index) {
-      const Index end = std::min(begin + task, extent);
-      const Index touched = (end - 1) / input_chunks[d] - begin / input_chunks[d] + 1;
-      if (touched > most) {
-        most = touched;
-        at = index;
-      }
+    if (tasks.shape()[d] <= 0) {
+      worst[d] = {0, 1};
+      continue;
     }
+    const Index at = WorstTaskAlong(tasks.shape()[d], tasks.chunks()[d], input_chunks[d]);
     worst[d] = {at, at + 1};
   }
   return worst;

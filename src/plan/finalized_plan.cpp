@@ -11,6 +11,7 @@
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/memory/footprint_estimate.hpp"
+#include "work_directory.hpp"
 
 namespace tessera {
 namespace {
@@ -29,10 +30,8 @@ std::string DotEscape(const std::string& text) {
 FinalizedPlan::State::~State() {
   ops.clear();
   outputs.clear();
-  if (!work_directory.empty()) {
-    std::error_code ignored;
-    std::filesystem::remove_all(work_directory, ignored);
-  }
+  // Only a directory this process made and marked; a plan that never ran made none.
+  if (!work_directory.empty()) RemoveWorkDirectory(work_directory);
 }
 
 std::string_view TierName(Tier tier) {

@@ -7,6 +7,7 @@
 #include "region_copy.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/storage/directory_store.hpp"
+#include "work_directory.hpp"
 #include "zarr_output.hpp"
 
 namespace tessera {
@@ -82,15 +83,16 @@ class DiskTierOutput : public ZarrOutput {
   ~DiskTierOutput() override { Release(); }
 
   Tier tier() const override { return Tier::kDisk; }
+  // directory_ lies in the plan's work directory, created here with its marker
+  // (work_directory.hpp); nothing outside a work directory of this process is touched.
   void Prepare() override {
-    std::filesystem::remove_all(directory_);
+    PrepareInsideWorkDirectory(directory_);
     OpenOrCreate(DirectoryStore::Open(directory_), "", /*keep_existing=*/false);
   }
   void Commit() override {}
   void Release() override {
     array_.reset();
-    std::error_code ignored;
-    std::filesystem::remove_all(directory_, ignored);
+    RemoveInsideWorkDirectory(directory_);
   }
 
  private:

@@ -103,6 +103,21 @@ NodePtr BroadcastTo(NodePtr x, const Shape& shape, const Shape& chunks) {
                   NodeDetail{});
 }
 
+// numpy refuses an integer base to a negative integer power ("Integers to negative
+// integer powers are not allowed."): x ** -1 of integers would otherwise be 0 (or, for
+// unsigned x, the -1 cast to a huge power). Refused when the graph is built, for a
+// constant exponent; an exponent array is checked by the kernel as it runs.
+void CheckIntegerPowerByConstant(const Node& exponent, DType compute) {
+  if (exponent.kind() != NodeKind::kConstant || compute.kind() == DTypeKind::kFloat) return;
+  const double value = exponent.detail().constant.As<double>();
+  if (!(value < 0)) return;
+  throw InvalidArgument(
+      "pow: Integers to negative integer powers are not allowed (as numpy): the base is " +
+      std::string(compute.name()) + " and the exponent is " + exponent.detail().constant.ToString() +
+      "; cast to a float first, e.g. astype(x, float64) ** " +
+      exponent.detail().constant.ToString() + ", or write 1.0 / x for x ** -1");
+}
+
 // x ** c for a constant c that has a cheaper exact form, as numpy's power does:
 // x ** 2 == square(x), x ** 0.5 == sqrt(x), x ** -1 == 1 / x, x ** 1 == x (floating
 // point only). Null when c is none of those. libm's pow costs ~10x a division.
@@ -341,6 +356,7 @@ NodePtr MakeBinary(std::string_view op, NodePtr x, NodePtr y) {
   const kernels::BinaryOp binary = kernels::BinaryOpFromName(op);
   const kernels::Signature signature = kernels::ResolveBinary(binary, x->dtype(), y->dtype());
   Shape shape = BroadcastShapes(x->shape(), y->shape());
+  if (binary == kernels::BinaryOp::kPow) CheckIntegerPowerByConstant(*y, signature.input);
   if (binary == kernels::BinaryOp::kPow && x->shape() == shape) {
     if (NodePtr faster = PowerByConstant(x, *y, signature.input)) return faster;
   }

@@ -745,6 +745,7 @@ class PlanBuilder {
 FinalizedPlan Finalize(const std::vector<PlanOutput>& outputs, const Spec& spec,
                        const PlanOptions& options) {
   spec.validate();
+  CheckWorkDirectoryBase(spec);  // before any work: a missing, file or unwritable work_dir
   // Opened once, to read only: planning never creates, migrates or writes history.
   std::shared_ptr<HistoryDatabase> history;
   if (const std::optional<std::filesystem::path> path = ResolveHistoryPath(spec.history)) {

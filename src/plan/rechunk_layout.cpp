@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace tessera {
 namespace {
@@ -36,16 +37,53 @@ struct DimTraffic {
   Index touched_extent = 0;
 };
 
+// The sum over i in [0, n) of floor((a * i + b) / m), for n, a, b >= 0 and m >= 1, in
+// O(log) steps: whole multiples of m in a and b are summed directly, then the sum is
+// turned around (counting lattice points under the line from the other axis) with the
+// roles of a and m swapped, as in Euclid's algorithm. 128-bit: the terms of an array
+// of 2^50 elements overflow 64 bits.
+__int128 FloorSum(__int128 n, __int128 m, __int128 a, __int128 b) {
+  __int128 total = 0;
+  while (n > 0) {
+    if (a >= m) {
+      total += n * (n - 1) / 2 * (a / m);
+      a %= m;
+    }
+    if (b >= m) {
+      total += n * (b / m);
+      b %= m;
+    }
+    const __int128 top = a * n + b;  // the line's value at n
+    if (top < m) break;
+    n = top / m;
+    b = top % m;
+    std::swap(m, a);
+  }
+  return total;
+}
+
+// In closed form, so that planning costs the same for 10 tasks and for 2^50 (issue 14):
+// task k covers [k * task, min((k + 1) * task, extent)) and touches the chunks
+// floor(begin / chunk) .. floor((end - 1) / chunk); every task but the last is whole.
 DimTraffic CountDim(Index extent, Index task, Index chunk) {
   DimTraffic traffic;
-  for (Index begin = 0; begin < extent; begin += task) {
-    const Index end = std::min(begin + task, extent);
-    const Index first = begin / chunk;
-    const Index last = (end - 1) / chunk;
-    ++traffic.tasks;
-    traffic.touched += last - first + 1;
-    traffic.touched_extent += std::min((last + 1) * chunk, extent) - first * chunk;
-  }
+  if (extent <= 0) return traffic;
+  const Index tasks = (extent + task - 1) / task;
+  const Index whole = tasks - 1;
+  const __int128 touched_whole = FloorSum(whole, chunk, task, task - 1) -
+                                 FloorSum(whole, chunk, task, 0) + __int128{whole};
+  const Index last_begin = whole * task;
+  const Index chunks = (extent + chunk - 1) / chunk;
+  const __int128 touched = touched_whole + ((extent - 1) / chunk - last_begin / chunk + 1);
+  // A task touching the last chunk counts only its part inside the array: the tasks
+  // from the first whose end passes the last chunk's start, and the last task.
+  const Index last_chunk_start = (chunks - 1) * chunk;
+  const Index first_at_end = last_chunk_start >= task ? (last_chunk_start - task) / task + 1 : 0;
+  const __int128 clipped = __int128{tasks - std::min(first_at_end, tasks)};
+  traffic.tasks = tasks;
+  traffic.touched = static_cast<Index>(touched);
+  traffic.touched_extent =
+      static_cast<Index>(touched * chunk - clipped * (__int128{chunks} * chunk - extent));
   return traffic;
 }
 

@@ -4,6 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
+#include "test_seed.hpp"
+
 namespace tessera {
 namespace {
 
@@ -33,6 +38,35 @@ TEST(RechunkLayoutTest, CountsTrafficByHand) {
   EXPECT_EQ(square.chunk_writes, 25);
   // Held decoded in RAM: each element is copied once, whatever the overlap.
   EXPECT_EQ(CountTraffic({10}, 8, Step({3}, {2}, {4}, false)).bytes_read, 80);
+}
+
+// The closed form against a walk over every task, on random small cases (the walk is the
+// definition); and on an extent of 2^50, where a walk would not finish.
+TEST(RechunkLayoutTest, TrafficInClosedFormEqualsAWalkOverTasks) {
+  std::mt19937_64 random(testing::TestSeed());
+  std::uniform_int_distribution<Index> size(1, 60);
+  for (int round = 0; round < 3000; ++round) {
+    const Index extent = size(random) * (round % 3 == 0 ? 7 : 1);
+    const Index task = size(random);
+    const Index chunk = size(random);
+    Index tasks = 0, touched = 0, touched_extent = 0;
+    for (Index begin = 0; begin < extent; begin += task) {
+      const Index end = std::min(begin + task, extent);
+      const Index first = begin / chunk, last = (end - 1) / chunk;
+      ++tasks;
+      touched += last - first + 1;
+      touched_extent += std::min((last + 1) * chunk, extent) - first * chunk;
+    }
+    const CopyTraffic traffic = CountTraffic({extent}, 1, Step({chunk}, {task}, {task}));
+    ASSERT_EQ(traffic.tasks, tasks) << extent << " " << task << " " << chunk;
+    ASSERT_EQ(traffic.chunk_reads, touched) << extent << " " << task << " " << chunk;
+    ASSERT_EQ(traffic.bytes_read, touched_extent) << extent << " " << task << " " << chunk;
+  }
+  // 2^50 rows in tasks of 20 over chunks of 10: each task reads 2 chunks exactly.
+  const Index rows = Index{1} << 50;
+  const CopyTraffic huge = CountTraffic({rows, 80}, 8, Step({10, 20}, {20, 10}, {20, 10}));
+  EXPECT_EQ(huge.tasks, (rows / 20 + 1) * 8);  // 2^50 = 20 q + 4: a last task of 4 rows
+  EXPECT_EQ(huge.chunk_reads, (rows / 20 * 2 + 1) * 8);
 }
 
 TEST(RechunkLayoutTest, ModelCountsRegionsAndCodecBuffers) {

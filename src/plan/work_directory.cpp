@@ -1,14 +1,21 @@
 #include "work_directory.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <fstream>
+#include <iterator>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
+
+#include "tessera/core/errors.hpp"
 
 namespace tessera {
 namespace {
@@ -62,7 +69,162 @@ std::optional<Owner> ParseName(std::string_view name) {
   return Owner{*parts[0], *parts[1]};
 }
 
+namespace fs = std::filesystem;
+
+// This process, as work directory names record it (read again after a fork).
+Owner Self() {
+  static std::mutex mutex;
+  static Owner self;
+  const std::lock_guard lock(mutex);
+  if (self.pid != getpid()) self = Owner{getpid(), ProcessStartTime(getpid()).value_or(0)};
+  return self;
+}
+
+// What the marker of work directory `name`, owned by `owner`, says, word for word.
+std::string MarkerText(const std::string& name, const Owner& owner) {
+  return "Tessera work directory " + name + " of process " + std::to_string(owner.pid) +
+         " started at " + std::to_string(owner.start) +
+         " (clock ticks after boot). Tessera removes this folder when its plan is done, "
+         "or when that process is gone.\n";
+}
+
+// Whether `directory` is a real folder (not a symlink) named like a work directory of
+// `owner` and carrying the marker that name calls for (a regular file, not a link).
+bool HasMarker(const fs::path& directory, const Owner& owner) {
+  std::error_code error;
+  if (fs::symlink_status(directory, error).type() != fs::file_type::directory) return false;
+  const fs::path marker = directory / kWorkDirectoryMarker;
+  if (fs::symlink_status(marker, error).type() != fs::file_type::regular) return false;
+  const std::string expected = MarkerText(directory.filename().string(), owner);
+  std::ifstream file(marker, std::ios::binary);
+  std::string text;
+  // One byte more than expected: a longer file is not the marker either.
+  text.resize(expected.size() + 1);
+  file.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(file.gcount()));
+  return text == expected;
+}
+
+// Whether `directory` is a work directory this process created.
+bool IsOwnWorkDirectory(const fs::path& directory) {
+  const std::optional<Owner> owner = ParseName(directory.filename().string());
+  return owner && owner->pid == Self().pid && owner->start == Self().start &&
+         HasMarker(directory, *owner);
+}
+
+std::string Describe(fs::file_type type) {
+  switch (type) {
+    case fs::file_type::directory:
+      return "a folder without Tessera's marker";
+    case fs::file_type::symlink:
+      return "a symbolic link";
+    case fs::file_type::regular:
+      return "a file";
+    default:
+      return "something that is not a folder";
+  }
+}
+
+// Creating a work directory and writing its marker is one step for the threads of a
+// process (two ops preparing at once must not see each other's directory unmarked).
+std::mutex& CreationMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
 }  // namespace
+
+void CheckWorkDirectoryBase(const Spec& spec) {
+  if (spec.work_dir.empty()) return;
+  const std::string& base = spec.work_dir;
+  std::error_code error;
+  const fs::file_status status = fs::status(base, error);  // a link to a folder is a folder
+  if (status.type() == fs::file_type::not_found) {
+    throw InvalidArgument("work_dir " + base + " does not exist: create it (mkdir -p " + base +
+                          ") or name an existing folder (--work-dir, Spec::work_dir); Tessera "
+                          "does not create it, so that nothing it made is left behind");
+  }
+  if (error) {
+    throw StorageError("work_dir " + base + " cannot be inspected (" + error.message() +
+                       "): make it reachable by this user, or name another folder with "
+                       "--work-dir (Spec::work_dir)");
+  }
+  if (status.type() != fs::file_type::directory) {
+    throw InvalidArgument("work_dir " + base + " is " +
+                          (status.type() == fs::file_type::regular ? std::string("a file")
+                                                                   : Describe(status.type())) +
+                          ", not a folder: name a folder for disk intermediates with --work-dir "
+                          "(Spec::work_dir), or move the file away and create a folder there");
+  }
+  if (access(base.c_str(), W_OK | X_OK) != 0) {
+    throw StorageError("work_dir " + base + " cannot be written by this user (" +
+                       std::strerror(errno) +
+                       "): make it writable (chmod u+wx), or name another folder with "
+                       "--work-dir (Spec::work_dir)");
+  }
+}
+
+void CreateWorkDirectory(const fs::path& directory) {
+  const std::lock_guard lock(CreationMutex());
+  if (::mkdir(directory.c_str(), 0700) != 0) {
+    const int cause = errno;
+    if (cause == EEXIST) {
+      if (IsOwnWorkDirectory(directory)) return;
+      std::error_code error;
+      throw StorageError("the work directory name " + directory.string() + " is taken by " +
+                         Describe(fs::symlink_status(directory, error).type()) +
+                         ", which Tessera did not make and will not touch: move or delete "
+                         "it, or name another work_dir (--work-dir, Spec::work_dir)");
+    }
+    throw StorageError("cannot create the work directory " + directory.string() + " (" +
+                       std::strerror(cause) +
+                       "): make its folder writable, or name another work_dir (--work-dir, "
+                       "Spec::work_dir)");
+  }
+  const std::optional<Owner> owner = ParseName(directory.filename().string());
+  std::ofstream marker(directory / kWorkDirectoryMarker, std::ios::binary);
+  marker << MarkerText(directory.filename().string(), owner.value_or(Self()));
+  marker.close();
+  if (!marker || !IsOwnWorkDirectory(directory)) {
+    std::error_code ignored;
+    fs::remove_all(directory, ignored);  // made just now by this process
+    throw StorageError("cannot write the marker file of the work directory " +
+                       directory.string() +
+                       ": make its folder writable (and the disk not full), or name another "
+                       "work_dir (--work-dir, Spec::work_dir)");
+  }
+}
+
+void PrepareInsideWorkDirectory(const fs::path& path) {
+  CreateWorkDirectory(path.parent_path());
+  std::error_code error;
+  fs::remove_all(path, error);  // an earlier run of this plan; a link goes as a link
+  if (!error) fs::create_directory(path, error);
+  if (error) {
+    throw StorageError("cannot prepare " + path.string() + " for an intermediate (" +
+                       error.message() + "): make work_dir writable, or name another");
+  }
+}
+
+void RemoveInsideWorkDirectory(const fs::path& path) noexcept {
+  try {
+    if (!IsOwnWorkDirectory(path.parent_path())) return;
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  } catch (...) {
+    // Best effort: a directory that cannot be removed stays until its plan's cleanup.
+  }
+}
+
+void RemoveWorkDirectory(const fs::path& directory) noexcept {
+  try {
+    if (!IsOwnWorkDirectory(directory)) return;
+    std::error_code ignored;
+    fs::remove_all(directory, ignored);
+  } catch (...) {
+    // Best effort: a directory left behind is removed as stale by a later plan.
+  }
+}
 
 std::filesystem::path WorkDirectoryBase(const Spec& spec) {
   return spec.work_dir.empty() ? std::filesystem::temp_directory_path()
@@ -71,10 +233,9 @@ std::filesystem::path WorkDirectoryBase(const Spec& spec) {
 
 std::filesystem::path NewWorkDirectory(const Spec& spec) {
   static std::atomic<int> counter{0};
-  const long long pid = getpid();
   return WorkDirectoryBase(spec) /
-         (std::string(kPrefix) + std::to_string(pid) + "-" +
-          std::to_string(ProcessStartTime(pid).value_or(0)) + "-" + std::to_string(++counter));
+         (std::string(kPrefix) + std::to_string(Self().pid) + "-" + std::to_string(Self().start) +
+          "-" + std::to_string(++counter));
 }
 
 std::vector<std::filesystem::path> RemoveStaleWorkDirectories(const std::filesystem::path& base) {
@@ -84,9 +245,11 @@ std::vector<std::filesystem::path> RemoveStaleWorkDirectories(const std::filesys
   if (error) return removed;
   for (const auto& entry : entries) {
     const std::optional<Owner> owner = ParseName(entry.path().filename().string());
-    if (!owner || !entry.is_directory(error)) continue;
+    // A symlink is never followed nor removed; a folder without its marker is not ours.
+    if (!owner || entry.symlink_status(error).type() != fs::file_type::directory) continue;
     const std::optional<long long> start = ProcessStartTime(owner->pid);
     if (start && *start == owner->start) continue;  // its process still runs
+    if (!HasMarker(entry.path(), *owner)) continue;
     std::filesystem::remove_all(entry.path(), error);
     if (!error) removed.push_back(entry.path());
   }

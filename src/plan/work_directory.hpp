@@ -2,19 +2,32 @@
 //
 // Each plan that spills gets its own "tessera-<pid>-<start>-<n>" under spec.work_dir (or
 // the system temp dir): <pid> and <start> (the process's start time, in clock ticks
-// since boot) name the process that owns it, so a directory left by a killed run is
-// recognised — its process is gone, or the pid now belongs to a process started at
-// another time — and removed by the next plan that spills into the same base.
-// Directories of running processes and anything not named this way are never touched.
+// since boot) name the process that owns it. Tessera creates it itself (mkdir, never
+// through an existing name) and writes a marker file in it, kWorkDirectoryMarker, whose
+// text names the directory and its process; only a real directory (not a symlink)
+// carrying the marker its name calls for is Tessera's. So:
+// - a name that is already taken by anything else is refused (StorageError saying what
+//   to move), never written into;
+// - a directory left by a killed run (its process is gone, or the pid now belongs to a
+//   process started at another time) is removed by the next plan that spills into the
+//   same base, when it carries its marker; a user's folder or symlink named like one
+//   is left exactly as it is;
+// - nothing is ever removed through a symlink.
+// spec.work_dir must be an existing folder this process can write: Tessera does not
+// create it (it would be left behind), and says so at planning, before any work.
 // Internal to src/plan.
 #pragma once
 
 #include <filesystem>
+#include <string_view>
 #include <vector>
 
 #include "tessera/core/spec.hpp"
 
 namespace tessera {
+
+// The marker file's name inside a work directory.
+inline constexpr std::string_view kWorkDirectoryMarker = ".tessera-work-directory";
 
 // A new directory name (not created) for this process under `spec`'s base.
 std::filesystem::path NewWorkDirectory(const Spec& spec);
@@ -22,8 +35,33 @@ std::filesystem::path NewWorkDirectory(const Spec& spec);
 // The base directory intermediates go under: spec.work_dir, or the system temp dir.
 std::filesystem::path WorkDirectoryBase(const Spec& spec);
 
-// Removes the work directories under `base` whose owning process is gone; returns them.
-// Errors (permissions, races with another cleaner) are ignored: cleaning is best effort.
+// Throws InvalidArgument when spec.work_dir is set and is missing or not a folder, and
+// StorageError when this process cannot create entries in it; each names the path and
+// what to do. Does nothing for an empty work_dir (the system temp dir).
+void CheckWorkDirectoryBase(const Spec& spec);
+
+// Creates `directory` (a name from NewWorkDirectory) with its marker, or accepts it when
+// this process already did. Throws StorageError when the name is taken by something
+// else (a file, a symlink, a folder without this process's marker) or cannot be made.
+void CreateWorkDirectory(const std::filesystem::path& directory);
+
+// Makes `path`, an entry inside a work directory that this process created, a fresh empty
+// folder: whatever was there (an earlier run of the same plan) is removed first, a
+// symlink as a link, never what it points to. Throws StorageError when the parent is not
+// this process's work directory.
+void PrepareInsideWorkDirectory(const std::filesystem::path& path);
+
+// Removes `path` (a symlink as a link) when its parent is this process's work directory;
+// otherwise does nothing. Never throws.
+void RemoveInsideWorkDirectory(const std::filesystem::path& path) noexcept;
+
+// Removes `directory` and everything in it when it is this process's work directory
+// (a real folder carrying this process's marker); otherwise does nothing. Never throws.
+void RemoveWorkDirectory(const std::filesystem::path& directory) noexcept;
+
+// Removes the work directories under `base` whose owning process is gone and that carry
+// their marker; returns them. Errors (permissions, races with another cleaner) are
+// ignored: cleaning is best effort.
 std::vector<std::filesystem::path> RemoveStaleWorkDirectories(const std::filesystem::path& base);
 
 }  // namespace tessera

@@ -2,9 +2,13 @@
 database that every run writes (TESSERA_HISTORY). The cases that populate it run
 `tessera rechunk` twice; the others check the errors and edge cases without any run.
 """
+import hashlib
 import json
 import os
+import shutil
+import stat
 import subprocess
+import tempfile
 
 import numpy as np
 import pytest
@@ -151,6 +155,60 @@ def test_bad_runs_is_a_usage_error(tessera_bin, tmp_path, runs):
     assert result.returncode == 2
     assert "--runs" in result.stderr
     assert "at least 1" in result.stderr
+
+
+def as_unprivileged():
+    """subprocess arguments that run a child as nobody when this process is root (as CI
+    runs): root ignores permission bits, so a read-only file would not be read-only."""
+    if os.geteuid() == 0:
+        return {"user": "nobody", "group": "nogroup", "extra_groups": []}
+    return {}
+
+
+@pytest.mark.parametrize("folder_writable", [False, True], ids=["read-only-folder",
+                                                                 "writable-folder"])
+def test_read_only_database_is_listed_and_reported(tessera_bin, two_runs, folder_writable):
+    """Issue 14: a history database the user may only read (0444, in a folder they may or
+    may not write) is listed by `tessera history` and rendered by `tessera report`, and
+    its bytes are left exactly as they were."""
+    expected = history_json(tessera_bin, two_runs)  # read by its owner: the truth
+    with tempfile.TemporaryDirectory() as scratch:  # under /tmp: nobody can reach it
+        top = os.path.join(scratch, "top")
+        folder = os.path.join(top, "db")
+        reports = os.path.join(top, "reports")
+        os.makedirs(folder)
+        os.makedirs(reports)
+        database = os.path.join(folder, "history.sqlite")
+        shutil.copyfile(two_runs, database)
+        with open(database, "rb") as file:
+            checksum = hashlib.sha256(file.read()).hexdigest()
+        os.chmod(database, 0o444)
+        os.chmod(folder, 0o777 if folder_writable else 0o555)
+        os.chmod(reports, 0o777)
+        os.chmod(top, 0o755)
+        os.chmod(scratch, 0o755)
+        try:
+            environment = dict(os.environ, TESSERA_HISTORY="off")
+            listed = subprocess.run([tessera_bin, "history", "--json", "--db", database],
+                                    capture_output=True, text=True, timeout=60,
+                                    env=environment, **as_unprivileged())
+            assert listed.returncode == 0, listed.stderr
+            assert "warning" not in listed.stderr, listed.stderr
+            document = json.loads(listed.stdout)
+            assert document["runs"] == expected["runs"]
+            report = os.path.join(reports, "last.svg")
+            rendered = subprocess.run([tessera_bin, "report", "last", "-o", report, "--db",
+                                       database], capture_output=True, text=True, timeout=60,
+                                      env=environment, **as_unprivileged())
+            assert rendered.returncode == 0, rendered.stderr
+            assert os.path.getsize(report) > 0
+            with open(database, "rb") as file:
+                assert hashlib.sha256(file.read()).hexdigest() == checksum
+            assert stat.S_IMODE(os.stat(database).st_mode) == 0o444
+            if not folder_writable:
+                assert os.listdir(folder) == ["history.sqlite"]
+        finally:
+            os.chmod(folder, 0o755)  # so that the folder can be removed
 
 
 def test_two_processes_writing_at_once_are_both_recorded(tessera_bin, tmp_path):

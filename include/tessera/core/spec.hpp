@@ -29,7 +29,7 @@ struct Spec {
   std::int64_t allowed_mem = 0;      // per task, bytes (required, > reserved_mem), or auto
   std::int64_t reserved_mem = 0;     // per worker baseline, bytes
   std::int64_t total_mem = 0;        // 0 = detect (cgroup limit or physical RAM)
-  std::string work_dir;              // "" = a fresh folder under the system temp dir
+  std::string work_dir;              // an existing writable folder; "" = the system temp dir
   std::string executor = "threads";  // "sync", "threads", "mpi"
   int max_workers = 0;               // 0 = hardware concurrency
   // The history database (tessera/memory/history.hpp): "" = $TESSERA_HISTORY, else the

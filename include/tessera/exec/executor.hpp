@@ -26,8 +26,10 @@
 //
 // Every task attempt runs inside its own MemoryAccount scope, so its measured peak is
 // the exact chunk memory it held; it is recorded next to the op's projection. An op's
-// Prepare() runs once before its first task, its Commit() after its last. A failing task
-// is retried `retries` times and then reported as an Error (of the last cause's Tessera
+// Prepare() runs once before its first task, its Commit() after its last. A task failing
+// with a StorageError (or an exception not Tessera's) is retried up to `retries` times; a
+// FormatError (bad metadata, a corrupt chunk), InvalidArgument, MemoryBudgetError or
+// internal Error is not, since it fails alike every time. Either is then reported as an Error (of the last cause's Tessera
 // type) naming the op, the task (block index), the attempts and the last cause; no task
 // and no op starts after a failure. An op's output is released once the last op reading
 // it has committed; ops nobody reads are never released.

@@ -9,6 +9,7 @@
 
 #include "elementwise_kernels.hpp"
 #include "elementwise_ops.hpp"
+#include "tessera/core/errors.hpp"
 #include "tessera/core/type_promotion.hpp"
 
 namespace tessera::kernels {
@@ -118,7 +119,7 @@ struct Pow : detail::IntegerFromBool {
       return std::pow(base, exponent);
     } else {
       if constexpr (std::is_signed_v<T>) {
-        if (exponent < 0) return T{0};  // numpy raises; the header documents 0
+        if (exponent < 0) return T{0};  // never reached: BinaryLoop raises first, as numpy
       }
       T result = 1;  // by squaring, wrapping as numpy
       for (auto bits = static_cast<std::make_unsigned_t<T>>(exponent); bits != 0; bits >>= 1) {
@@ -259,6 +260,14 @@ concept DefinedFor = requires(typename Op::template Compute<T> x) {
   Op::Apply(x, x);
 };
 
+template <class T>
+[[noreturn]] void NegativeIntegerPower(T exponent) {
+  throw InvalidArgument(
+      "pow: Integers to negative integer powers are not allowed (as numpy): an exponent of " +
+      std::to_string(static_cast<long long>(exponent)) +
+      " was found for an integer base; cast to a float first, e.g. astype(x, float64) ** y");
+}
+
 template <class Op, class In>
 void BinaryLoop(const void* a, const void* b, void* out, std::int64_t n) {
   using Compute = typename Op::template Compute<In>;
@@ -266,6 +275,14 @@ void BinaryLoop(const void* a, const void* b, void* out, std::int64_t n) {
   const In* __restrict left = static_cast<const In*>(a);
   const In* __restrict right = static_cast<const In*>(b);
   Out* __restrict target = static_cast<Out*>(out);
+  if constexpr (std::is_same_v<Op, Pow> && std::is_signed_v<Compute> &&
+                std::is_integral_v<Compute>) {
+    // numpy raises rather than compute an integer to a negative power; checked before
+    // the loop, which stays free of branches that leave it.
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (static_cast<Compute>(right[i]) < 0) NegativeIntegerPower(right[i]);
+    }
+  }
   for (std::int64_t i = 0; i < n; ++i) {
     target[i] = Op::Apply(static_cast<Compute>(left[i]), static_cast<Compute>(right[i]));
   }

@@ -11,7 +11,8 @@
 // - integer floor_divide/remainder by zero give 0 (numpy: 0 plus a warning);
 //   floor_divide/remainder round toward -inf (Python/numpy), INT_MIN // -1 wraps;
 // - divide is true division: integer operands are computed in float64 (numpy);
-// - pow on integers with a negative exponent gives 0 (numpy raises); 0**0 == 1;
+// - pow on integers with a negative exponent throws InvalidArgument, as numpy raises
+//   ("Integers to negative integer powers are not allowed"); 0**0 == 1;
 // - exp, log, sqrt, sin, ... on integer/bool inputs compute in FloatingResultType;
 // - comparisons and logical ops produce bool; bitwise ops require bool or integers;
 // - shifts by a count outside [0, bits) give 0 (or -1 for right shift of a negative);

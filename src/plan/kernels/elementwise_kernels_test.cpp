@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "tessera/core/errors.hpp"
@@ -321,9 +322,23 @@ TEST(ElementwiseKernels, FloatFloorDivideAndRemainderFollowNumpy) {
 
 TEST(ElementwiseKernels, Pow) {
   using I32 = std::int32_t;
-  EXPECT_EQ(
-      Binary<I32>(BinaryOp::kPow, Of<I32>(2, 2, 0, 1, -1, 3, 7), Of<I32>(10, -1, 0, -5, 3, 0, 2)),
-      Of<I32>(1024, 0, 1, 0, -1, 1, 49));
+  EXPECT_EQ(Binary<I32>(BinaryOp::kPow, Of<I32>(2, 0, -1, 3, 7, -2), Of<I32>(10, 0, 3, 0, 2, 3)),
+            Of<I32>(1024, 1, -1, 1, 49, -8));
+  // numpy: "Integers to negative integer powers are not allowed", even for 1 and -1.
+  for (const I32 base : {2, 1, -1, 0}) {
+    try {
+      Binary<I32>(BinaryOp::kPow, Of<I32>(3, base), Of<I32>(2, -1));
+      ADD_FAILURE() << base << " ** -1 gave a result";
+    } catch (const InvalidArgument& error) {
+      EXPECT_NE(std::string(error.what()).find("Integers to negative integer powers are not "
+                                               "allowed (as numpy): an exponent of -1 was found"),
+                std::string::npos)
+          << error.what();
+    }
+  }
+  EXPECT_THROW(Binary<std::int64_t>(BinaryOp::kPow, Of<std::int64_t>(1), Of<std::int64_t>(-5)),
+               InvalidArgument);
+  EXPECT_EQ(Binary<double>(BinaryOp::kPow, Of<double>(2.0), Of<double>(-1.0)), Of<double>(0.5));
   EXPECT_EQ(Binary<std::int8_t>(BinaryOp::kPow, Of<std::int8_t>(3), Of<std::int8_t>(5)),
             Of<std::int8_t>(-13));  // 243 wraps
   EXPECT_EQ(Binary<std::int8_t>(BinaryOp::kPow, Of<bool>(true, false), Of<bool>(false, false)),
@@ -490,10 +505,27 @@ TEST(ElementwiseKernels, WholeArraysEqualElementByElement) {
           kernel(a.data() + i * in_size, single.data() + i * out_size, 1);
         }
       } else {
-        const BinaryKernel kernel = GetBinaryKernel(static_cast<BinaryOp>(raw - kUnaryOps), dtype);
-        kernel(a.data(), b.data(), whole.data(), kCount);
+        const auto op = static_cast<BinaryOp>(raw - kUnaryOps);
+        const BinaryKernel kernel = GetBinaryKernel(op, dtype);
+        // Integers to negative powers throw (ElementwiseKernels.Pow): -(v + 1) instead.
+        std::vector<std::byte> right = b;
+        if (op == BinaryOp::kPow && dtype.kind() == DTypeKind::kSignedInt) {
+          VisitDType(dtype, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+              for (std::int64_t index = 0; index < kCount; ++index) {
+                T element;
+                std::memcpy(&element, right.data() + index * in_size, sizeof(T));
+                if (element < 0) element = static_cast<T>(-(element + 1));
+                std::memcpy(right.data() + index * in_size, &element, sizeof(T));
+              }
+            }
+          });
+        }
+        kernel(a.data(), right.data(), whole.data(), kCount);
         for (std::int64_t i = 0; i < kCount; ++i) {
-          kernel(a.data() + i * in_size, b.data() + i * in_size, single.data() + i * out_size, 1);
+          kernel(a.data() + i * in_size, right.data() + i * in_size, single.data() + i * out_size,
+                 1);
         }
       }
       EXPECT_TRUE(same_bytes(whole.data(), single.data(), kCount * out_size))
