@@ -33,6 +33,12 @@
 namespace tessera {
 namespace {
 
+// a + b for non-negative byte counts, capped at the largest int64 instead of overflowing.
+std::int64_t AddCapped(std::int64_t a, std::int64_t b) {
+  return a > std::numeric_limits<std::int64_t>::max() - b ? std::numeric_limits<std::int64_t>::max()
+                                                          : a + b;
+}
+
 using NodeSet = std::unordered_set<const Node*>;
 
 // Every node `outputs` need, inputs before the nodes that read them.
@@ -365,6 +371,38 @@ class PlanBuilder {
     return "elementwise";
   }
 
+  // A forced RAM tier (PlanOptions::intermediate_tier kMemory) must fit what total_mem
+  // leaves for intermediates, as the automatic choice does; the sum of every RAM
+  // intermediate is counted, as if all were held at once.
+  void CheckForcedMemoryTier(FinalizedPlan::State& state) const {
+    if (options_.intermediate_tier != Tier::kMemory) return;
+    std::int64_t in_ram = 0;
+    for (const OpInfo& info : state.infos) {
+      if (info.tier != Tier::kMemory) continue;
+      in_ram = AddCapped(in_ram, CheckedMul(ShapeSize(info.shape), info.dtype.itemsize()));
+    }
+    const std::int64_t budget = IntermediateBudget();
+    if (in_ram <= budget) return;
+    const std::int64_t total = spec_.effective_total_mem();
+    const std::string what =
+        "intermediates forced into memory hold " + format_bytes(in_ram) + " (" +
+        std::to_string(in_ram) + " bytes), but total_mem " + format_bytes(total) + " leaves " +
+        format_bytes(budget) + " for them after " + std::to_string(spec_.effective_max_workers()) +
+        " running tasks of allowed_mem " + format_bytes(choice_spec_.allowed_mem) +
+        " and the chunk buffer pool";
+    if (options_.allow_over_total_mem) {
+      state.warnings.push_back(what + "; allowed by allow_over_total_mem, the run may use about " +
+                               format_bytes(AddCapped(total, in_ram - budget)) +
+                               ", more than total_mem");
+      return;
+    }
+    throw MemoryBudgetError(what + ". Let Tessera choose (intermediate tier auto), put them on "
+                            "disk, or raise total_mem to at least " +
+                            format_bytes(AddCapped(total, in_ram - budget)) +
+                            "; to run over total_mem anyway, set allow_over_total_mem "
+                            "(--allow-over-total-mem)");
+  }
+
   std::shared_ptr<FinalizedPlan::State> MakeState() {
     auto state = std::make_shared<FinalizedPlan::State>();
     state->spec = spec_;
@@ -420,6 +458,7 @@ class PlanBuilder {
     }
     state->work_directory = work_directory_;
     EstimateFootprints(*state);
+    CheckForcedMemoryTier(*state);
     CheckMemory(*state);
     AssignMemorySizes(*state);
     return state;
