@@ -171,9 +171,8 @@ void RechunkCommand::Run(std::ostream& out) const {
 
   if (allow_over_total_mem_) {
     // The override is a choice the user sees before the run: the plan says what it costs.
-    for (const std::string& warning : rechunked.plan_to_zarr(target.string(), options).warnings()) {
-      out << "warning: " << warning << '\n';
-    }
+    const FinalizedPlan plan = rechunked.plan_to_zarr(target.string(), options);
+    for (const std::string& warning : plan.warnings()) out << "warning: " << warning << '\n';
   }
   ExecutionReport report;
   options.compute.report = &report;
