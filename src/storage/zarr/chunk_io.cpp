@@ -25,7 +25,7 @@ constexpr std::int64_t kEncodedSlackBytes = std::int64_t{64} << 10;
 constexpr std::int64_t kMaxBound = std::int64_t{1} << 56;
 // Stack pages a codec call touches on the task's thread (lz4's and blosclz's hash tables
 // live there; measured: up to about 6 KB more than the codecs' heap figures per task).
-constexpr std::int64_t kCodecStackBytes = std::int64_t{64} << 10;
+constexpr std::int64_t kCodecStackBytes = std::int64_t{16} << 10;
 
 // The most bytes another writer's encoding of `raw_size` bytes with `codec` may take.
 std::int64_t EncodedLimit(const Codec& codec, std::int64_t raw_size) {
