@@ -88,8 +88,9 @@ INSTANTIATE_TEST_SUITE_P(ZstdLevels, CodecMemoryPlan,
 
 TEST(CodecMemoryPlan, ForcedMemoryTierBeyondTotalMemIsRefusedUnlessAllowed) {
   Spec spec = TestSpec();
-  spec.allowed_mem = 2 * kMB;
-  spec.total_mem = 5 * kMB;  // 1.6 MB array: 2 workers x 2 MB leave less than that
+  spec.allowed_mem = 1200 * 1000;
+  spec.reserved_mem = 100 * 1000;
+  spec.total_mem = 1500 * 1000;  // less reserved_mem, under the 1.6 MB array
   spec.max_workers = 2;
   const Array rechunked = Source(spec).rechunk({200, 50});
   ToZarrOptions options;

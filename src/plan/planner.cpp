@@ -381,15 +381,16 @@ class PlanBuilder {
       if (info.tier != Tier::kMemory) continue;
       in_ram = AddCapped(in_ram, CheckedMul(ShapeSize(info.shape), info.dtype.itemsize()));
     }
-    const std::int64_t budget = IntermediateBudget();
-    if (in_ram <= budget) return;
+    // Compared with total_mem less reserved_mem, not with what the running tasks leave:
+    // the allowed_mem auto search plans with budgets up to total_mem, where tasks alone
+    // would leave nothing, and must still find the budgets where the intermediates fit.
     const std::int64_t total = spec_.effective_total_mem();
-    const std::string what =
-        "intermediates forced into memory hold " + format_bytes(in_ram) + " (" +
-        std::to_string(in_ram) + " bytes), but total_mem " + format_bytes(total) + " leaves " +
-        format_bytes(budget) + " for them after " + std::to_string(spec_.effective_max_workers()) +
-        " running tasks of allowed_mem " + format_bytes(choice_spec_.allowed_mem) +
-        " and the chunk buffer pool";
+    const std::int64_t budget = std::max<std::int64_t>(total - spec_.reserved_mem, 0);
+    if (in_ram <= budget) return;
+    const std::string what = "intermediates forced into memory hold " + format_bytes(in_ram) +
+                             " (" + std::to_string(in_ram) + " bytes), more than the " +
+                             format_bytes(budget) + " total_mem " + format_bytes(total) +
+                             " leaves beside reserved_mem, before any task runs";
     if (options_.allow_over_total_mem) {
       state.warnings.push_back(what + "; allowed by allow_over_total_mem, the run may use about " +
                                format_bytes(AddCapped(total, in_ram - budget)) +
