@@ -122,6 +122,9 @@ RechunkCommand::RechunkCommand(CLI::App& app)
                    "allows), memory or disk")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "memory", "disk"}));
+  command_->add_flag("--allow-over-total-mem", allow_over_total_mem_,
+                     "With --intermediate memory, plan intermediates larger than what total_mem "
+                     "leaves for them (refused otherwise); the plan prints a warning");
   command_->add_flag("--plan", plan_only_, "Print the plan (stages, tiers, memory); run nothing");
   command_->add_flag("--overwrite", overwrite_, "Replace an existing array at OUT");
   command_->add_flag("--resume", resume_,
@@ -149,6 +152,7 @@ void RechunkCommand::Run(std::ostream& out) const {
   options.overwrite = overwrite_ || plan_only_;  // --plan writes nothing
   options.resume = resume_;
   options.compute.plan.intermediate_tier = IntermediateTier(intermediate_);
+  options.compute.plan.allow_over_total_mem = allow_over_total_mem_;
   options.compute.execute.progress = quiet_ ? ProgressMode::kNever : ProgressMode::kAuto;
   options.compute.execute.label = "tessera rechunk";
 
@@ -167,6 +171,11 @@ void RechunkCommand::Run(std::ostream& out) const {
     return;
   }
 
+  if (allow_over_total_mem_) {
+    // The override is a choice the user sees before the run: the plan says what it costs.
+    const FinalizedPlan plan = rechunked.plan_to_zarr(target.string(), options);
+    for (const std::string& warning : plan.warnings()) out << "warning: " << warning << '\n';
+  }
   ExecutionReport report;
   options.compute.report = &report;
   try {

@@ -146,6 +146,8 @@ std::string FinalizedPlan::to_dot() const {
   return dot.str();
 }
 
+const std::vector<std::string>& FinalizedPlan::warnings() const { return state_->warnings; }
+
 std::string FinalizedPlan::summary() const {
   const Spec& spec = state_->spec;
   std::ostringstream out;
@@ -159,6 +161,7 @@ std::string FinalizedPlan::summary() const {
         << static_cast<int>(kAutoIoSlack * 100) << "% more bytes than with all the memory ("
         << state_->budget_plans << " trial plans)\n";
   }
+  for (const std::string& warning : state_->warnings) out << "warning: " << warning << '\n';
   const bool sized = !spec.memory_tiers.empty();
   std::size_t name_width = 2;
   std::size_t kind_width = 4;

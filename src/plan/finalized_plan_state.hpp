@@ -24,6 +24,8 @@ struct FinalizedPlan::State {
   int budget_plans = 1;                           // plans built to choose it
   // The budget the plan's budget-dependent choices were made for (>= spec.allowed_mem).
   std::int64_t choice_budget = 0;
+  // What the plan does against the spec's limits because an option allowed it.
+  std::vector<std::string> warnings;
 
   State() = default;
   State(const State&) = delete;

@@ -33,6 +33,12 @@
 namespace tessera {
 namespace {
 
+// a + b for non-negative byte counts, capped at the largest int64 instead of overflowing.
+std::int64_t AddCapped(std::int64_t a, std::int64_t b) {
+  return a > std::numeric_limits<std::int64_t>::max() - b ? std::numeric_limits<std::int64_t>::max()
+                                                          : a + b;
+}
+
 using NodeSet = std::unordered_set<const Node*>;
 
 // Every node `outputs` need, inputs before the nodes that read them.
@@ -375,6 +381,39 @@ class PlanBuilder {
     return "elementwise";
   }
 
+  // A forced RAM tier (PlanOptions::intermediate_tier kMemory) must fit what total_mem
+  // leaves for intermediates, as the automatic choice does; the sum of every RAM
+  // intermediate is counted, as if all were held at once.
+  void CheckForcedMemoryTier(FinalizedPlan::State& state) const {
+    if (options_.intermediate_tier != Tier::kMemory) return;
+    std::int64_t in_ram = 0;
+    for (const OpInfo& info : state.infos) {
+      if (info.tier != Tier::kMemory) continue;
+      in_ram = AddCapped(in_ram, CheckedMul(ShapeSize(info.shape), info.dtype.itemsize()));
+    }
+    // Compared with total_mem less reserved_mem, not with what the running tasks leave:
+    // the allowed_mem auto search plans with budgets up to total_mem, where tasks alone
+    // would leave nothing, and must still find the budgets where the intermediates fit.
+    const std::int64_t total = spec_.effective_total_mem();
+    const std::int64_t budget = std::max<std::int64_t>(total - spec_.reserved_mem, 0);
+    if (in_ram <= budget) return;
+    const std::string what = "intermediates forced into memory hold " + format_bytes(in_ram) +
+                             " (" + std::to_string(in_ram) + " bytes), more than the " +
+                             format_bytes(budget) + " total_mem " + format_bytes(total) +
+                             " leaves beside reserved_mem, before any task runs";
+    if (options_.allow_over_total_mem) {
+      state.warnings.push_back(what + "; allowed by allow_over_total_mem, the run may use about " +
+                               format_bytes(AddCapped(total, in_ram - budget)) +
+                               ", more than total_mem");
+      return;
+    }
+    throw MemoryBudgetError(what + ". Let Tessera choose (intermediate tier auto), put them on "
+                            "disk, or raise total_mem to at least " +
+                            format_bytes(AddCapped(total, in_ram - budget)) +
+                            "; to run over total_mem anyway, set allow_over_total_mem "
+                            "(--allow-over-total-mem)");
+  }
+
   std::shared_ptr<FinalizedPlan::State> MakeState() {
     auto state = std::make_shared<FinalizedPlan::State>();
     state->spec = spec_;
@@ -438,6 +477,7 @@ class PlanBuilder {
           ->SetWriterLayout(writer.kind + " " + std::to_string(writer.num_tasks) + " tasks " +
                             writer.fingerprint);
     }
+    CheckForcedMemoryTier(*state);
     CheckMemory(*state);
     AssignMemorySizes(*state);
     return state;

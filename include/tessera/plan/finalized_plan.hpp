@@ -64,6 +64,9 @@ class FinalizedPlan {
   // history counts more), where its output goes, fused members; then a line per figure
   // that came from history, and the totals.
   std::string summary() const;
+  // Lines saying where the plan exceeds a limit because its options allowed it
+  // (PlanOptions::allow_over_total_mem); summary() prints them too.
+  const std::vector<std::string>& warnings() const;
 
   // For executors.
   const std::vector<std::shared_ptr<ExecutableOp>>& executable_ops() const;

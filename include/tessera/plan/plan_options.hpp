@@ -30,6 +30,11 @@ struct PlanOptions {
   // total_mem leaves after the running tasks, local disk otherwise); kMemory or kDisk
   // force one.
   Tier intermediate_tier = Tier::kNone;
+  // With intermediate_tier kMemory, intermediates whose bytes exceed what total_mem
+  // leaves after the running tasks (workers x allowed_mem) and the chunk buffer pool make
+  // planning throw MemoryBudgetError; true plans them all the same, and the plan carries a
+  // warning saying by how much total_mem is exceeded (FinalizedPlan::warnings, summary).
+  bool allow_over_total_mem = false;
   // Compression of intermediates on disk.
   std::optional<CodecConfig> disk_compressor = ParseCodecSpec("blosc-lz4");
 };

@@ -71,11 +71,26 @@ class Codec {
   // Largest encoded size for raw_size input bytes (for memory projections).
   // Throws InvalidArgument for raw_size < 0.
   std::int64_t MaxEncodedSize(std::int64_t raw_size) const;
+  // Bytes the codec allocates for itself while one EncodeInto (resp. Decode or
+  // DecodeUpTo) of raw_size decoded bytes of itemsize-byte elements runs, besides the
+  // caller's input and output buffers: compression contexts and their tables and windows,
+  // decompression contexts, blosc's block buffers. Every such allocation is freed before
+  // the call returns (no codec keeps a context between calls), so one thread holds at
+  // most one of these figures at a time. Upper bounds for this build's libraries at the
+  // configured level, exact where the library states them (zstd's estimate functions,
+  // zlib's documented formula) and measured otherwise (docs/memory-model.md lists them).
+  // Decoding assumes frames laid out as this codec's encoder would lay them out (blosc's
+  // block size for the configured level). Throws InvalidArgument for raw_size < 0.
+  std::int64_t EncodeWorkingBytes(std::int64_t raw_size, std::int64_t itemsize) const;
+  std::int64_t DecodeWorkingBytes(std::int64_t raw_size, std::int64_t itemsize) const;
   virtual const CodecConfig& config() const = 0;
 
  protected:
   // MaxEncodedSize for raw_size >= 0.
   virtual std::int64_t MaxEncodedSizeOf(std::int64_t raw_size) const = 0;
+  // EncodeWorkingBytes and DecodeWorkingBytes for raw_size >= 0 (itemsize as given).
+  virtual std::int64_t EncodeWorkingBytesOf(std::int64_t raw_size, std::int64_t itemsize) const = 0;
+  virtual std::int64_t DecodeWorkingBytesOf(std::int64_t raw_size, std::int64_t itemsize) const = 0;
 };
 
 // Throws InvalidArgument for an unknown id, cname, shuffle or out-of-range level.

@@ -1,13 +1,19 @@
 #include "blosc_codec.hpp"
 
 #include <blosc.h>
+#include <lz4hc.h>
+#include <zstd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "little_endian.hpp"
+#include "lz4_codec.hpp"
+#include "zlib_codec.hpp"
+#include "zstd_codec.hpp"
 #include "tessera/core/errors.hpp"
 
 namespace tessera::codecs {
@@ -58,6 +64,50 @@ void CheckBlockOffsets(std::span<const std::byte> encoded, std::size_t nbytes,
     }
   }
 }
+
+// libblosc 1.21's automatic block size (its compute_blocksize), measured for every cname,
+// level 0..9, typesize 1..16 and shuffle on Debian's libblosc 1.21.3 (codec_memory_test.cpp
+// checks it against the frames' headers): level 0 copies blocks of 8 KiB (lz4, blosclz) or
+// 16 KiB (the others); zstd's grow with the level alone; the others are a per-level base
+// times the typesize, kept within 64 KiB..1 MiB. Never more than the chunk. A forced
+// blocksize is scaled by the typesize in places, so its bound is that product.
+constexpr std::int64_t kKiB = 1024;
+constexpr std::int64_t kMinAutoBlock = 64 * kKiB;
+constexpr std::int64_t kMaxAutoBlock = 1024 * kKiB;
+constexpr std::array<std::int64_t, 10> kZstdBlock = {16,  32,  64,  128, 256,
+                                                     256, 512, 512, 512, 1024};
+constexpr std::array<std::int64_t, 10> kFastBase = {8, 16, 32, 64, 128, 128, 256, 256, 256, 256};
+constexpr std::array<std::int64_t, 10> kHighRatioBase = {16,  32,  64,  128, 256,
+                                                         256, 256, 256, 256, 256};
+// Besides two blocks, each context holds a few small buffers (offsets, headers): at most
+// 4,032 bytes measured, bounded by this.
+constexpr std::int64_t kBloscSmallBytes = 4 * kKiB + 256;
+
+std::int64_t BloscTypesize(std::int64_t itemsize) {
+  // blosc shuffles items wider than BLOSC_MAX_TYPESIZE as bytes.
+  return itemsize < 1 || itemsize > BLOSC_MAX_TYPESIZE ? 1 : itemsize;
+}
+
+std::int64_t BloscBlockSize(const CodecConfig& config, std::int64_t typesize,
+                            std::int64_t nbytes) {
+  std::int64_t block = 0;
+  const auto level = static_cast<std::size_t>(config.level);
+  if (config.blocksize > 0) {
+    block = std::max<std::int64_t>(config.blocksize, kMinAutoBlock) * typesize;
+  } else if (config.level == 0) {
+    block = (config.cname == "lz4" || config.cname == "blosclz" ? 8 : 16) * kKiB;
+  } else if (config.cname == "zstd") {
+    block = kZstdBlock[level] * kKiB;
+  } else {
+    const bool fast = config.cname == "lz4" || config.cname == "blosclz";
+    const std::int64_t base = (fast ? kFastBase : kHighRatioBase)[level] * kKiB;
+    block = std::clamp(base * typesize, kMinAutoBlock, kMaxAutoBlock);
+  }
+  return std::min(block, nbytes);
+}
+
+// The zstd level blosc 1.21 runs for its clevel (zstd_wrap_compress).
+int BloscZstdLevel(int clevel) { return clevel < 9 ? 2 * clevel - 1 : ZSTD_maxCLevel(); }
 
 }  // namespace
 
@@ -199,6 +249,45 @@ std::optional<std::int64_t> BloscCodec::DecodedSize(std::span<const std::byte> e
 
 std::int64_t BloscCodec::MaxEncodedSizeOf(std::int64_t raw_size) const {
   return raw_size + BLOSC_MAX_OVERHEAD;
+}
+
+}  // namespace tessera::codecs
+
+namespace tessera::codecs {
+
+std::int64_t BloscCodec::EncodeWorkingBytesOf(std::int64_t raw_size, std::int64_t itemsize) const {
+  if (raw_size == 0) return 0;
+  const std::int64_t typesize = BloscTypesize(itemsize);
+  const std::int64_t block = BloscBlockSize(config_, typesize, raw_size);
+  // One internal thread: blosc_compress_ctx allocates a context with two block-sized
+  // buffers, then compresses block by block with one compressor state at a time.
+  std::int64_t inner = 0;
+  if (config_.level > 0) {
+    if (config_.cname == "zstd") {
+      // libblosc 1.21 creates and frees a zstd context per block. glibc's malloc maps the
+      // first, then (its mmap threshold raised by that free) serves the next from the
+      // thread's heap, which keeps it: a thread touches two contexts' pages, and they stay
+      // resident (measured: a task's fresh pages exceed one context by about one more).
+      inner = 2 * ZstdWorkingBytes(BloscZstdLevel(config_.level), block);
+    } else if (config_.cname == "zlib") {
+      inner = DeflateWorkingBytes();
+    } else if (config_.cname == "lz4hc") {
+      inner = LZ4_sizeofStateHC();
+    } else if (config_.cname == "lz4") {
+      inner = Lz4EncodeWorkingBytes();
+    }
+  }
+  return 2 * block + 4 * typesize + kBloscSmallBytes + inner;
+}
+
+std::int64_t BloscCodec::DecodeWorkingBytesOf(std::int64_t raw_size, std::int64_t itemsize) const {
+  if (raw_size == 0) return 0;
+  const std::int64_t typesize = BloscTypesize(itemsize);
+  const std::int64_t block = BloscBlockSize(config_, typesize, raw_size);
+  std::int64_t inner = 0;
+  if (config_.cname == "zstd") inner = ZstdDecodeWorkingBytes();
+  if (config_.cname == "zlib") inner = InflateWorkingBytes();
+  return 2 * block + 4 * typesize + kBloscSmallBytes + inner;
 }
 
 }  // namespace tessera::codecs

@@ -13,6 +13,12 @@
 // in metadata written by numcodecs) which Encode resolves per call to bit-shuffle for
 // itemsize 1 and byte-shuffle otherwise.
 //
+// Working memory (EncodeWorkingBytes): blosc_compress_ctx allocates two buffers of its block
+// size (which libblosc picks from cname, level and typesize: up to 1 MiB) and, per block,
+// one state of the inner compressor (zstd at level 2 * clevel - 1, or 22 at clevel 9: about
+// 18 MB for 1 MiB blocks; zlib's deflate stream; lz4hc's 256 KB state). Decoding holds two
+// blocks and a decompression context. Frames written with larger blocks than this build's
+// libblosc picks for the metadata's settings (another writer's forced blocksize) hold more.
 // Thread safety: immutable after construction; Encode and Decode may run concurrently.
 #pragma once
 
@@ -59,6 +65,9 @@ class BloscCodec final : public Codec {
  private:
   // raw_size + BLOSC_MAX_OVERHEAD (blosc stores incompressible data verbatim).
   std::int64_t MaxEncodedSizeOf(std::int64_t raw_size) const override;
+  // The codec's own allocations during one call (Codec::EncodeWorkingBytes).
+  std::int64_t EncodeWorkingBytesOf(std::int64_t raw_size, std::int64_t itemsize) const override;
+  std::int64_t DecodeWorkingBytesOf(std::int64_t raw_size, std::int64_t itemsize) const override;
 
   CodecConfig config_;
 };

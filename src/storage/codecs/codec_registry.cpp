@@ -135,6 +135,20 @@ std::int64_t Codec::MaxEncodedSize(std::int64_t raw_size) const {
   return MaxEncodedSizeOf(raw_size);
 }
 
+std::int64_t Codec::EncodeWorkingBytes(std::int64_t raw_size, std::int64_t itemsize) const {
+  if (raw_size < 0) {
+    throw InvalidArgument("EncodeWorkingBytes needs raw_size >= 0, got " + std::to_string(raw_size));
+  }
+  return EncodeWorkingBytesOf(raw_size, itemsize);
+}
+
+std::int64_t Codec::DecodeWorkingBytes(std::int64_t raw_size, std::int64_t itemsize) const {
+  if (raw_size < 0) {
+    throw InvalidArgument("DecodeWorkingBytes needs raw_size >= 0, got " + std::to_string(raw_size));
+  }
+  return DecodeWorkingBytesOf(raw_size, itemsize);
+}
+
 std::int64_t Codec::DecodeUpTo(std::span<const std::byte> encoded,
                                std::span<std::byte> capacity) const {
   const std::optional<std::int64_t> size = DecodedSize(encoded);

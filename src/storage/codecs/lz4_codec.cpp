@@ -94,3 +94,22 @@ std::int64_t Lz4Codec::MaxEncodedSizeOf(std::int64_t raw_size) const {
 }
 
 }  // namespace tessera::codecs
+
+namespace tessera::codecs {
+
+std::int64_t Lz4EncodeWorkingBytes() {
+  // LZ4_compress_fast keeps its hash table (LZ4_sizeofState(), 16 KB) on the stack.
+  return LZ4_sizeofState();
+}
+
+std::int64_t Lz4Codec::EncodeWorkingBytesOf(std::int64_t /*raw_size*/,
+                                            std::int64_t /*itemsize*/) const {
+  return Lz4EncodeWorkingBytes();
+}
+
+std::int64_t Lz4Codec::DecodeWorkingBytesOf(std::int64_t /*raw_size*/,
+                                            std::int64_t /*itemsize*/) const {
+  return 0;  // LZ4_decompress_safe works in the caller's buffers only.
+}
+
+}  // namespace tessera::codecs

@@ -22,6 +22,9 @@
 
 namespace tessera::codecs {
 
+// The state LZ4_compress_fast uses (on the stack; counted all the same).
+std::int64_t Lz4EncodeWorkingBytes();
+
 class Lz4Codec final : public Codec {
  public:
   // Throws InvalidArgument unless 1 <= acceleration <= 65537 (LZ4_ACCELERATION_MAX).
@@ -38,6 +41,9 @@ class Lz4Codec final : public Codec {
  private:
   // 4 + LZ4_compressBound(raw_size).
   std::int64_t MaxEncodedSizeOf(std::int64_t raw_size) const override;
+  // The codec's own allocations during one call (Codec::EncodeWorkingBytes).
+  std::int64_t EncodeWorkingBytesOf(std::int64_t raw_size, std::int64_t itemsize) const override;
+  std::int64_t DecodeWorkingBytesOf(std::int64_t raw_size, std::int64_t itemsize) const override;
 
   CodecConfig config_;
 };

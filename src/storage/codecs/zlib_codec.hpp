@@ -22,6 +22,11 @@
 
 namespace tessera::codecs {
 
+// zlib's documented memory of one deflate stream (windowBits 15, memLevel 8: what this
+// codec and blosc's zlib compressor use) and of one inflate stream.
+std::int64_t DeflateWorkingBytes();
+std::int64_t InflateWorkingBytes();
+
 class ZlibCodec final : public Codec {
  public:
   // Throws InvalidArgument unless config.id is "zlib" or "gzip" and -1 <= level <= 9
@@ -44,6 +49,9 @@ class ZlibCodec final : public Codec {
  private:
   // compressBound(raw_size), plus the gzip container's extra header and trailer bytes.
   std::int64_t MaxEncodedSizeOf(std::int64_t raw_size) const override;
+  // The codec's own allocations during one call (Codec::EncodeWorkingBytes).
+  std::int64_t EncodeWorkingBytesOf(std::int64_t raw_size, std::int64_t itemsize) const override;
+  std::int64_t DecodeWorkingBytesOf(std::int64_t raw_size, std::int64_t itemsize) const override;
 
   // Inflates `encoded` into the front of `out` and returns the decoded size.
   std::int64_t Inflate(std::span<const std::byte> encoded, std::span<std::byte> out) const;

@@ -10,8 +10,12 @@
 // allocating from a size found in the frame, and anything that would not fill `out`
 // exactly (longer, shorter, truncated, trailing garbage) is a FormatError.
 //
-// Thread safety: immutable after construction; Encode and Decode may run concurrently. Each
-// thread keeps one small zstd decompression context (about 100 KB) for reuse.
+// Working memory: each call creates its own zstd context and frees it before returning, so
+// what a task holds is what EncodeWorkingBytes / DecodeWorkingBytes state (zstd's own
+// ZSTD_estimateCCtxSize_usingCParams for the level and chunk size, ZSTD_estimateDCtxSize),
+// never a context a thread kept from another task (a level 19 context of a 4 MB chunk is
+// about 50 MB).
+// Thread safety: immutable after construction; Encode and Decode may run concurrently.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +25,11 @@
 #include "tessera/storage/codec.hpp"
 
 namespace tessera::codecs {
+
+// zstd's context for compressing raw_size bytes at `level` with ZSTD_compressCCtx, and
+// its decompression context (also what blosc's zstd compressor allocates per block).
+std::int64_t ZstdWorkingBytes(int level, std::int64_t raw_size);
+std::int64_t ZstdDecodeWorkingBytes();
 
 class ZstdCodec final : public Codec {
  public:
@@ -40,6 +49,9 @@ class ZstdCodec final : public Codec {
  private:
   // ZSTD_compressBound(raw_size).
   std::int64_t MaxEncodedSizeOf(std::int64_t raw_size) const override;
+  // The codec's own allocations during one call (Codec::EncodeWorkingBytes).
+  std::int64_t EncodeWorkingBytesOf(std::int64_t raw_size, std::int64_t itemsize) const override;
+  std::int64_t DecodeWorkingBytesOf(std::int64_t raw_size, std::int64_t itemsize) const override;
 
   CodecConfig config_;
 };

@@ -108,11 +108,15 @@ class ChunkIo {
   // place), the decoded chunk when the box is not read whole into place, and the
   // intermediates of a filter pipeline. Buffers of one scratch are reused, so reading
   // several chunks with one scratch holds the largest of each.
+  // `codec` is the largest working memory of one codec call (Codec::EncodeWorkingBytes,
+  // DecodeWorkingBytes): its contexts and scratch, freed when the call returns, so stages
+  // running one after another hold the largest of them.
   struct ScratchBytes {
     Index stored = 0;
     Index decoded = 0;
     std::array<Index, 2> stages{};
-    Index Total() const { return stored + decoded + stages[0] + stages[1]; }
+    Index codec = 0;
+    Index Total() const { return stored + decoded + stages[0] + stages[1] + codec; }
     void Grow(const ScratchBytes& other);
   };
   ScratchBytes ReadScratch(const Region& box, bool dst_contiguous, Index stored_size) const;
