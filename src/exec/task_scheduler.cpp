@@ -1,5 +1,7 @@
 #include "task_scheduler.hpp"
 
+#include "worker_warmup.hpp"
+
 #include <algorithm>
 #include <optional>
 #include <thread>
@@ -67,6 +69,7 @@ void TaskScheduler::Run() {
 }
 
 void TaskScheduler::Worker(int lane) {
+  WarmUpWorkerThread();  // outside any task: each thread's one-time pages
   std::unique_lock<std::mutex> lock(mutex_);
   while (!failed_ && committed_ < static_cast<int>(ops_.size())) {
     // Whatever throws here (an op's projected_mem, an allocation) ends the run as a

@@ -448,17 +448,17 @@ def op_sizes(plan_stdout):
 
 def test_memory_tiers_give_each_op_the_smallest_that_fits_and_the_run_equals_the_source(
         tessera_bin, tmp_path, strips):
-    """--memory-tiers 5kB,40kB,300kB: the plan names each op's size, the smallest tier at
+    """--memory-tiers 10kB,50kB,100kB: the plan names each op's size, the smallest tier at
     or above its projection (hand-picked from the printed projections, which lie far from
     the tiers); the run writes the source's values in the asked chunks, every task within
     its projection, the process within total_mem. A tier list too small for an op is
     refused, naming the op and the largest tier, and writes nothing."""
-    tiers = [5_000, 40_000, 300_000]
+    tiers = [10_000, 50_000, 100_000]
     out = tmp_path / "tiles.zarr"
     args = [strips, out, "--chunks", "9,10", "--allowed-mem", "200kB", "--memory-tiers",
-            "5kB,40kB,300kB", "--total-mem", "200MB", "--intermediate", "memory"]
+            "10kB,50kB,100kB", "--total-mem", "200MB", "--intermediate", "memory"]
     plan = run_ok(tessera_bin, "rechunk", *args, "--plan")
-    assert "memory_tiers   5.0 kB, 40.0 kB, 300.0 kB" in plan.stdout, plan.stdout
+    assert "memory_tiers   10.0 kB, 50.0 kB, 100.0 kB" in plan.stdout, plan.stdout
     sizes = op_sizes(plan.stdout)
     assert len(sizes) == 2, plan.stdout  # an intermediate: two copies of different sizes
     for op, (projected, size) in sizes.items():

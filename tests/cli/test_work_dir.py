@@ -52,7 +52,7 @@ def strips(tmp_path):
 
 
 def rechunk_args(source, out, work, *extra):
-    return ["rechunk", source, out, "--chunks", "10,400", "--allowed-mem", "100kB",
+    return ["rechunk", source, out, "--chunks", "10,400", "--allowed-mem", "250kB",
             "--intermediate", "disk", "--work-dir", work, "--quiet", *extra]
 
 

@@ -23,9 +23,10 @@ namespace tessera {
 
 class MemoryAccount;
 
-// Fresh blocks from this size on are faulted in when a Buffer charged to an account
-// allocates them; smaller ones fault (or reuse malloc's pages) as they are written.
-inline constexpr std::int64_t kTouchedFreshBytes = std::int64_t{64} << 10;
+// Fresh blocks from this size on (a page) are faulted in when a Buffer charged to an
+// account allocates them, so that their pages are never taken for memory outside the
+// account; a smaller one faults at most one page, or reuses malloc's.
+inline constexpr std::int64_t kTouchedFreshBytes = std::int64_t{4} << 10;
 
 class Buffer {
  public:
