@@ -7,6 +7,7 @@ run_ok fails the test, showing stderr, unless the program exits 0; with quiet=Tr
 default) its stderr must also be empty, so a sanitizer's report or a stray warning is
 never passed over while the test reads stdout.
 """
+import hashlib
 import json
 import os
 import shutil
@@ -88,3 +89,24 @@ def assert_memory_promise(recorded, peak_rss_bytes=None, budget=None):
         if peak is not None and peak > total:
             problems.append(f"{name} {peak} > total_mem {total}")
     assert not problems, "\n".join(problems)
+
+
+def tree(root):
+    """Every entry under `root`, links not followed: relative path -> the sha256 of a
+    file's bytes, "link to TARGET" or "directory" (a link at `root` itself: {".": ...}).
+    Equal before and after means byte for byte unchanged."""
+    if os.path.islink(root):
+        return {".": "link to " + os.readlink(root)}
+    entries = {}
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        for name in dirs + files:
+            path = os.path.join(folder, name)
+            key = os.path.relpath(path, root)
+            if os.path.islink(path):
+                entries[key] = "link to " + os.readlink(path)
+            elif os.path.isfile(path):
+                with open(path, "rb") as file:
+                    entries[key] = hashlib.sha256(file.read()).hexdigest()
+            else:
+                entries[key] = "directory"
+    return entries

@@ -4,7 +4,6 @@ removed or followed, a source is never taken for a leftover, --resume continues 
 same work, a killed run's temporaries never reach OUT, and a failed run says where its
 partial output is kept. Every case hashes every file of the trees involved before and
 after (issue 14, points 1-5 and 7)."""
-import hashlib
 import os
 import shutil
 import subprocess
@@ -13,6 +12,7 @@ import numcodecs
 import numpy as np
 import pytest
 import zarr
+from tessera_run import tree
 
 RNG = np.random.default_rng(14)
 CHUNKS = "10,40"  # 8 target chunks of the (40, 80) source
@@ -36,26 +36,6 @@ def calc(tessera_bin, source, out, *extra):
 COMMANDS = {"rechunk": rechunk, "calc": calc}
 EXPECTED = {"rechunk": lambda values: values, "calc": lambda values: values * 2}
 TARGET_CHUNKS = {"rechunk": 8, "calc": 32}  # calc keeps the source's (10, 10) chunks
-
-
-def tree(path):
-    """Every entry under `path` (not following links): relative name -> sha256 of a
-    file's bytes, or where a link points."""
-    found = {}
-    if os.path.islink(path):
-        return {".": "link to " + os.readlink(path)}
-    for root, dirs, files in os.walk(path, followlinks=False):
-        for name in dirs + files:
-            full = os.path.join(root, name)
-            rel = os.path.relpath(full, path)
-            if os.path.islink(full):
-                found[rel] = "link to " + os.readlink(full)
-            elif os.path.isfile(full):
-                with open(full, "rb") as f:
-                    found[rel] = hashlib.sha256(f.read()).hexdigest()
-            else:
-                found[rel] = "directory"
-    return found
 
 
 def write_source(path, values):

@@ -4,7 +4,6 @@ creates it. Inside it, only what Tessera made (a `tessera-<pid>-<start>-<n>` fol
 its marker) is ever removed: a user's folder or symlink named like a killed run's work
 directory is left byte for byte, and so is what the link points at.
 """
-import hashlib
 import os
 import subprocess
 
@@ -12,6 +11,7 @@ import numcodecs
 import numpy as np
 import pytest
 import zarr
+from tessera_run import tree
 
 BLOSC = numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE)
 
@@ -19,24 +19,6 @@ BLOSC = numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE)
 def run(tessera_bin, *args):
     return subprocess.run([tessera_bin, *map(str, args)], capture_output=True, text=True,
                           timeout=120)
-
-
-def tree(root):
-    """Every path under `root` (links not followed) with its content's sha256 or link
-    target: equal before and after means byte for byte unchanged."""
-    entries = {}
-    for folder, dirs, files in os.walk(root):
-        for name in dirs + files:
-            path = os.path.join(folder, name)
-            key = os.path.relpath(path, root)
-            if os.path.islink(path):
-                entries[key] = "link " + os.readlink(path)
-            elif os.path.isfile(path):
-                with open(path, "rb") as file:
-                    entries[key] = hashlib.sha256(file.read()).hexdigest()
-            else:
-                entries[key] = "folder"
-    return entries
 
 
 @pytest.fixture
