@@ -114,8 +114,7 @@ TEST(CodecMemoryPlan, ForcedMemoryTierBeyondTotalMemIsRefusedUnlessAllowed) {
   // The automatic tier plans within total_mem without a warning.
   options.compute.plan.intermediate_tier = Tier::kNone;
   options.compute.plan.allow_over_total_mem = false;
-  EXPECT_TRUE(
-      rechunked.plan_to_zarr(target, options).warnings().empty());
+  EXPECT_TRUE(rechunked.plan_to_zarr(target, options).warnings().empty());
 }
 
 }  // namespace

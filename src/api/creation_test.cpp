@@ -1,6 +1,8 @@
 // ones_like, zeros_like and full_like: the shape, chunks and spec of the array they are
 // like, its dtype unless one is given (numpy's dtype=), values as numpy gives them, and
 // nothing of the array they are like is read.
+#include "tessera/api/creation.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +11,6 @@
 #include <memory>
 
 #include "tessera/api/array.hpp"
-#include "tessera/api/creation.hpp"
 #include "tessera/api/elementwise.hpp"
 #include "tessera/storage/memory_store.hpp"
 #include "tessera/storage/zarr_array.hpp"
@@ -55,10 +56,10 @@ TEST(CreationLikeTest, TakeShapeChunksDtypeAndSpecOfTheArray) {
     Array array;
     double value;
   };
-  for (const Made& made : {Made{"ones_like", ones_like(like), 1.0},
-                           Made{"zeros_like", zeros_like(like), 0.0},
-                           Made{"full_like", full_like(like, 7), 7.0},
-                           Made{"full_like -3", full_like(like, -3), -3.0}}) {
+  for (const Made& made :
+       {Made{"ones_like", ones_like(like), 1.0}, Made{"zeros_like", zeros_like(like), 0.0},
+        Made{"full_like", full_like(like, 7), 7.0},
+        Made{"full_like -3", full_like(like, -3), -3.0}}) {
     SCOPED_TRACE(made.name);
     EXPECT_EQ(made.array.shape(), (Shape{6, 7}));
     EXPECT_EQ(made.array.chunks(), (Shape{4, 3}));

@@ -194,8 +194,7 @@ TEST(ExpressionParserTest, NestingAndLengthAreBounded) {
   };
   // The deepest nesting allowed parses, its parentheses gone, to the name alone.
   EXPECT_EQ(PrintSyntax(ParseExpression(nested(kMaxExpressionDepth))), "x");
-  EXPECT_EQ(PrintSyntax(ParseExpression(nested(kMaxExpressionDepth - 1) + " + 1")),
-            "add(x, 1)");
+  EXPECT_EQ(PrintSyntax(ParseExpression(nested(kMaxExpressionDepth - 1) + " + 1")), "add(x, 1)");
   const ExpressionError deep = ErrorOf(nested(kMaxExpressionDepth + 1));
   EXPECT_EQ(deep.column(), kMaxExpressionDepth + 1);
   EXPECT_NE(deep.reason().find("nests deeper than 200 levels"), std::string::npos);

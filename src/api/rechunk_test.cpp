@@ -3,7 +3,6 @@
 // RAM, disk or both as total_mem allows and are gone afterwards; the budget error names
 // a figure that runs.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>

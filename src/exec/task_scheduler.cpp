@@ -1,11 +1,11 @@
 #include "task_scheduler.hpp"
 
-#include "worker_warmup.hpp"
-
 #include <algorithm>
 #include <optional>
 #include <thread>
 #include <utility>
+
+#include "worker_warmup.hpp"
 
 namespace tessera::exec {
 

@@ -376,8 +376,8 @@ class SqliteHistoryDatabase final : public HistoryDatabase {
       // shared-memory index even to read. Nobody can be writing it then (a writer needs
       // that folder too), so read it as immutable.
       if (!read_only_ || failure.code() != SQLITE_READONLY) throw;
-      connection_ = std::make_unique<SqliteConnection>(path_, busy_timeout_,
-                                                       SqliteOpen::kReadOnlyImmutable);
+      connection_ =
+          std::make_unique<SqliteConnection>(path_, busy_timeout_, SqliteOpen::kReadOnlyImmutable);
       version = connection_->PragmaInt("user_version");
     }
     if (version > kHistorySchemaVersion) {

@@ -113,7 +113,8 @@ void CheckIntegerPowerByConstant(const Node& exponent, DType compute) {
   if (!(value < 0)) return;
   throw InvalidArgument(
       "pow: Integers to negative integer powers are not allowed (as numpy): the base is " +
-      std::string(compute.name()) + " and the exponent is " + exponent.detail().constant.ToString() +
+      std::string(compute.name()) + " and the exponent is " +
+      exponent.detail().constant.ToString() +
       "; cast to a float first, e.g. astype(x, float64) ** " +
       exponent.detail().constant.ToString() + ", or write 1.0 / x for x ** -1");
 }

@@ -407,7 +407,8 @@ class PlanBuilder {
                                ", more than total_mem");
       return;
     }
-    throw MemoryBudgetError(what + ". Let Tessera choose (intermediate tier auto), put them on "
+    throw MemoryBudgetError(what +
+                            ". Let Tessera choose (intermediate tier auto), put them on "
                             "disk, or raise total_mem to at least " +
                             format_bytes(AddCapped(total, in_ram - budget)) +
                             "; to run over total_mem anyway, set allow_over_total_mem "

@@ -70,8 +70,8 @@ DimTraffic CountDim(Index extent, Index task, Index chunk) {
   if (extent <= 0) return traffic;
   const Index tasks = (extent + task - 1) / task;
   const Index whole = tasks - 1;
-  const __int128 touched_whole = FloorSum(whole, chunk, task, task - 1) -
-                                 FloorSum(whole, chunk, task, 0) + __int128{whole};
+  const __int128 touched_whole =
+      FloorSum(whole, chunk, task, task - 1) - FloorSum(whole, chunk, task, 0) + __int128{whole};
   const Index last_begin = whole * task;
   const Index chunks = (extent + chunk - 1) / chunk;
   const __int128 touched = touched_whole + ((extent - 1) / chunk - last_begin / chunk + 1);

@@ -188,8 +188,7 @@ void CreateWorkDirectory(const fs::path& directory) {
   if (!marker || !IsOwnWorkDirectory(directory)) {
     std::error_code ignored;
     fs::remove_all(directory, ignored);  // made just now by this process
-    throw StorageError("cannot write the marker file of the work directory " +
-                       directory.string() +
+    throw StorageError("cannot write the marker file of the work directory " + directory.string() +
                        ": make its folder writable (and the disk not full), or name another "
                        "work_dir (--work-dir, Spec::work_dir)");
   }
@@ -233,9 +232,8 @@ std::filesystem::path WorkDirectoryBase(const Spec& spec) {
 
 std::filesystem::path NewWorkDirectory(const Spec& spec) {
   static std::atomic<int> counter{0};
-  return WorkDirectoryBase(spec) /
-         (std::string(kPrefix) + std::to_string(Self().pid) + "-" + std::to_string(Self().start) +
-          "-" + std::to_string(++counter));
+  return WorkDirectoryBase(spec) / (std::string(kPrefix) + std::to_string(Self().pid) + "-" +
+                                    std::to_string(Self().start) + "-" + std::to_string(++counter));
 }
 
 std::vector<std::filesystem::path> RemoveStaleWorkDirectories(const std::filesystem::path& base) {

@@ -66,7 +66,8 @@ fs::path LeftByAKilledRun(const fs::path& base) {
       _exit(1);
     }
     const std::string name = directory.filename().string();
-    if (write(pipe_ends[1], name.data(), name.size()) != static_cast<ssize_t>(name.size())) _exit(1);
+    if (write(pipe_ends[1], name.data(), name.size()) != static_cast<ssize_t>(name.size()))
+      _exit(1);
     _exit(0);
   }
   close(pipe_ends[1]);
@@ -254,8 +255,8 @@ TEST(WorkDirectoryTest, BaseMustBeAnExistingWritableFolder) {
   };
   const fs::path missing = scratch.path() / "missing";
   EXPECT_EQ(message(missing),
-            "InvalidArgument: work_dir " + missing.string() + " does not exist: create it (mkdir -p " +
-                missing.string() +
+            "InvalidArgument: work_dir " + missing.string() +
+                " does not exist: create it (mkdir -p " + missing.string() +
                 ") or name an existing folder (--work-dir, Spec::work_dir); Tessera does not "
                 "create it, so that nothing it made is left behind");
   EXPECT_FALSE(fs::exists(missing));

@@ -29,10 +29,10 @@
 // Prepare() runs once before its first task, its Commit() after its last. A task failing
 // with a StorageError (or an exception not Tessera's) is retried up to `retries` times; a
 // FormatError (bad metadata, a corrupt chunk), InvalidArgument, MemoryBudgetError or
-// internal Error is not, since it fails alike every time. Either is then reported as an Error (of the last cause's Tessera
-// type) naming the op, the task (block index), the attempts and the last cause; no task
-// and no op starts after a failure. An op's output is released once the last op reading
-// it has committed; ops nobody reads are never released.
+// internal Error is not, since it fails alike every time. Either is then reported as an Error (of
+// the last cause's Tessera type) naming the op, the task (block index), the attempts and the last
+// cause; no task and no op starts after a failure. An op's output is released once the last op
+// reading it has committed; ops nobody reads are never released.
 //
 // Progress (ExecuteOptions::progress) is one line per op on stderr, redrawn at most 10
 // times a second, showing the in-flight op of lowest index ("+1 op running" when others

@@ -330,8 +330,9 @@ TEST(ElementwiseKernels, Pow) {
       Binary<I32>(BinaryOp::kPow, Of<I32>(3, base), Of<I32>(2, -1));
       ADD_FAILURE() << base << " ** -1 gave a result";
     } catch (const InvalidArgument& error) {
-      EXPECT_NE(std::string(error.what()).find("Integers to negative integer powers are not "
-                                               "allowed (as numpy): an exponent of -1 was found"),
+      EXPECT_NE(std::string(error.what())
+                    .find("Integers to negative integer powers are not "
+                          "allowed (as numpy): an exponent of -1 was found"),
                 std::string::npos)
           << error.what();
     }

@@ -2068,9 +2068,9 @@ TEST(ElementwiseVsNumpy, BinaryOps) {
     if (c.op == BinaryOp::kPow && c.input.kind() == DTypeKind::kSignedInt) {
       // numpy raises on a negative exponent; the kernel throws rather than give 0.
       std::vector<std::byte> out(expected.size());
-      EXPECT_THROW(GetBinaryKernel(c.op, c.input)(a.data(), b.data(), out.data(),
-                                                  CountOf(a, c.input)),
-                   InvalidArgument);
+      EXPECT_THROW(
+          GetBinaryKernel(c.op, c.input)(a.data(), b.data(), out.data(), CountOf(a, c.input)),
+          InvalidArgument);
       int negatives = 0;
       KeepNonNegativeExponents(c.input, c.output, a, b, expected, negatives);
       EXPECT_GT(negatives, 0);  // the table does hold negative exponents

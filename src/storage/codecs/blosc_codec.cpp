@@ -12,9 +12,9 @@
 
 #include "little_endian.hpp"
 #include "lz4_codec.hpp"
+#include "tessera/core/errors.hpp"
 #include "zlib_codec.hpp"
 #include "zstd_codec.hpp"
-#include "tessera/core/errors.hpp"
 
 namespace tessera::codecs {
 namespace {
@@ -88,8 +88,7 @@ std::int64_t BloscTypesize(std::int64_t itemsize) {
   return itemsize < 1 || itemsize > BLOSC_MAX_TYPESIZE ? 1 : itemsize;
 }
 
-std::int64_t BloscBlockSize(const CodecConfig& config, std::int64_t typesize,
-                            std::int64_t nbytes) {
+std::int64_t BloscBlockSize(const CodecConfig& config, std::int64_t typesize, std::int64_t nbytes) {
   std::int64_t block = 0;
   const auto level = static_cast<std::size_t>(config.level);
   if (config.blocksize > 0) {

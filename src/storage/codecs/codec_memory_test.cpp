@@ -61,8 +61,8 @@ void OnMalloc(const volatile void* /*pointer*/, std::size_t size) {
 }
 void OnFree(const volatile void* pointer) {
   if (pointer == nullptr) return;
-  NoteFreed(static_cast<std::int64_t>(
-      __sanitizer_get_allocated_size(const_cast<const void*>(pointer))));
+  NoteFreed(
+      static_cast<std::int64_t>(__sanitizer_get_allocated_size(const_cast<const void*>(pointer))));
 }
 
 void InstallCounter() {
@@ -197,17 +197,17 @@ TEST_P(CodecWorkingMemory, StatedFiguresBoundTheMeasuredAllocation) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    EveryCodecAndLevel, CodecWorkingMemory,
-    ::testing::Values("blosc:zstd:1", "blosc:zstd:5", "blosc:zstd:9", "blosc:lz4:1",
-                      "blosc:lz4:5", "blosc:lz4:9", "blosc:lz4hc:5", "blosc:zlib:5",
-                      "blosc:blosclz:5", "blosc:zstd:0", "zstd:1", "zstd:3", "zstd:9", "zstd:19",
-                      "lz4", "zlib:1", "zlib:9", "gzip:5"),
-    [](const ::testing::TestParamInfo<std::string>& param) {
-      std::string name;
-      for (const char c : param.param) name += (c == ':' ? '_' : c);
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(EveryCodecAndLevel, CodecWorkingMemory,
+                         ::testing::Values("blosc:zstd:1", "blosc:zstd:5", "blosc:zstd:9",
+                                           "blosc:lz4:1", "blosc:lz4:5", "blosc:lz4:9",
+                                           "blosc:lz4hc:5", "blosc:zlib:5", "blosc:blosclz:5",
+                                           "blosc:zstd:0", "zstd:1", "zstd:3", "zstd:9", "zstd:19",
+                                           "lz4", "zlib:1", "zlib:9", "gzip:5"),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                           std::string name;
+                           for (const char c : param.param) name += (c == ':' ? '_' : c);
+                           return name;
+                         });
 
 // The block sizes libblosc chose for real frames are the ones the stated figures assume:
 // 2 blocks plus small buffers plus the inner state, for every cname, level and typesize.
@@ -225,8 +225,8 @@ TEST(CodecWorkingMemory, BloscBlockSizesMatchTheFramesHeaders) {
         config.shuffle = 1;
         const std::unique_ptr<Codec> codec = MakeCodec(config);
         for (const std::int64_t bytes : {std::int64_t{100000}, std::int64_t{2} << 20}) {
-          const Buffer frame = codec->Encode(std::span(raw).first(static_cast<std::size_t>(bytes)),
-                                             typesize);
+          const Buffer frame =
+              codec->Encode(std::span(raw).first(static_cast<std::size_t>(bytes)), typesize);
           std::size_t nbytes = 0;
           std::size_t cbytes = 0;
           std::size_t blocksize = 0;
@@ -235,8 +235,7 @@ TEST(CodecWorkingMemory, BloscBlockSizesMatchTheFramesHeaders) {
           const std::int64_t decode = codec->DecodeWorkingBytes(bytes, typesize);
           const std::string what = std::string(cname) + " level " + std::to_string(level) +
                                    " typesize " + std::to_string(typesize) + " on " +
-                                   std::to_string(bytes) + " bytes, block " +
-                                   std::to_string(block);
+                                   std::to_string(bytes) + " bytes, block " + std::to_string(block);
           // Two blocks and small buffers; the inner decompression state is at most zstd's.
           EXPECT_GE(decode, 2 * block + 4 * typesize) << what;
           EXPECT_LE(decode, 2 * block + 4 * typesize + (std::int64_t{256} << 10)) << what;
@@ -264,7 +263,8 @@ TEST(CodecWorkingMemory, FiguresFollowTheLevel) {
   // zconf.h: (1 << (15 + 2)) + (1 << (8 + 9)) plus small objects; inflate 1 << 15 plus state.
   const std::int64_t deflate = MakeCodec(ParseCodecSpec("zlib:9"))->EncodeWorkingBytes(chunk, 4);
   EXPECT_EQ(deflate, (1 << 17) + (1 << 17) + (8 << 10));
-  EXPECT_EQ(MakeCodec(ParseCodecSpec("gzip:1"))->DecodeWorkingBytes(chunk, 4), (1 << 15) + (8 << 10));
+  EXPECT_EQ(MakeCodec(ParseCodecSpec("gzip:1"))->DecodeWorkingBytes(chunk, 4),
+            (1 << 15) + (8 << 10));
   EXPECT_THROW((void)MakeCodec(ParseCodecSpec("zstd"))->EncodeWorkingBytes(-1, 4), InvalidArgument);
 }
 

@@ -137,14 +137,16 @@ std::int64_t Codec::MaxEncodedSize(std::int64_t raw_size) const {
 
 std::int64_t Codec::EncodeWorkingBytes(std::int64_t raw_size, std::int64_t itemsize) const {
   if (raw_size < 0) {
-    throw InvalidArgument("EncodeWorkingBytes needs raw_size >= 0, got " + std::to_string(raw_size));
+    throw InvalidArgument("EncodeWorkingBytes needs raw_size >= 0, got " +
+                          std::to_string(raw_size));
   }
   return EncodeWorkingBytesOf(raw_size, itemsize);
 }
 
 std::int64_t Codec::DecodeWorkingBytes(std::int64_t raw_size, std::int64_t itemsize) const {
   if (raw_size < 0) {
-    throw InvalidArgument("DecodeWorkingBytes needs raw_size >= 0, got " + std::to_string(raw_size));
+    throw InvalidArgument("DecodeWorkingBytes needs raw_size >= 0, got " +
+                          std::to_string(raw_size));
   }
   return DecodeWorkingBytesOf(raw_size, itemsize);
 }

@@ -471,9 +471,8 @@ TEST(CodecHostileInput, CorruptFramesThrowANamedFormatErrorOrDecodeTheOriginal) 
       }
     }
     EXPECT_GT(errors, 0) << "no corruption was ever detected";
-    std::cout << "  " << DescribeCodec(config) << ": " << errors << " format errors, "
-              << originals << " decoded as the original, " << different
-              << " decoded to other bytes\n";
+    std::cout << "  " << DescribeCodec(config) << ": " << errors << " format errors, " << originals
+              << " decoded as the original, " << different << " decoded to other bytes\n";
   }
 }
 

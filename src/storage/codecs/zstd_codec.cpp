@@ -129,7 +129,8 @@ std::int64_t ZstdDecodeWorkingBytes() {
   return static_cast<std::int64_t>(ZSTD_estimateDCtxSize()) + kAllocatorSlackBytes;
 }
 
-std::int64_t ZstdCodec::EncodeWorkingBytesOf(std::int64_t raw_size, std::int64_t /*itemsize*/) const {
+std::int64_t ZstdCodec::EncodeWorkingBytesOf(std::int64_t raw_size,
+                                             std::int64_t /*itemsize*/) const {
   return ZstdWorkingBytes(config_.level, raw_size);
 }
 

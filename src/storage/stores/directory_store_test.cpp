@@ -329,8 +329,8 @@ TEST_F(DirectoryStoreTest, UnreadableFileIsAStorageError) {
   store->Set("secret", std::string_view("x"));
   store->Set("open", std::string_view("y"));
   fs::permissions(root() / "secret", fs::perms::none);
-  fs::permissions(root() / "open", fs::perms::owner_read | fs::perms::group_read |
-                                       fs::perms::others_read);
+  fs::permissions(root() / "open",
+                  fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
   // nobody must reach the folder: mkdtemp made the temporary one 0700.
   for (const fs::path& folder : {temp_.path(), root()}) {
     fs::permissions(folder, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
@@ -348,8 +348,8 @@ TEST_F(DirectoryStoreTest, UnreadableFileIsAStorageError) {
     ::close(pipe_fds[0]);
     int code = 0;
     std::string message;
-    if (::geteuid() == 0 && (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 ||
-                             ::setuid(65534) != 0)) {
+    if (::geteuid() == 0 &&
+        (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0)) {
       ::_exit(10);
     }
     try {
@@ -376,7 +376,8 @@ TEST_F(DirectoryStoreTest, UnreadableFileIsAStorageError) {
   ::close(pipe_fds[1]);
   std::string message;
   char chunk[512];
-  for (ssize_t n; (n = ::read(pipe_fds[0], chunk, sizeof chunk)) > 0;) message.append(chunk, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = ::read(pipe_fds[0], chunk, sizeof chunk)) > 0;)
+    message.append(chunk, static_cast<std::size_t>(n));
   ::close(pipe_fds[0]);
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
