@@ -52,7 +52,14 @@ void NoteFreed(std::int64_t bytes) {
 }  // namespace
 
 #if defined(TESSERA_TEST_ASAN)
-#include <sanitizer/allocator_interface.h>
+// The sanitizer runtime's allocator hooks (GCC ships no allocator_interface.h; the
+// runtime of both compilers has them).
+extern "C" {
+int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*,
+                                                                  std::size_t),
+                                              void (*free_hook)(const volatile void*));
+std::size_t __sanitizer_get_allocated_size(const volatile void* pointer);
+}
 
 namespace {
 
@@ -61,8 +68,7 @@ void OnMalloc(const volatile void* /*pointer*/, std::size_t size) {
 }
 void OnFree(const volatile void* pointer) {
   if (pointer == nullptr) return;
-  NoteFreed(
-      static_cast<std::int64_t>(__sanitizer_get_allocated_size(const_cast<const void*>(pointer))));
+  NoteFreed(static_cast<std::int64_t>(__sanitizer_get_allocated_size(pointer)));
 }
 
 void InstallCounter() {
