@@ -68,6 +68,11 @@ def last_run(program, database):
 # (docs/memory-model.md, "Unaccounted memory").
 RUNTIME_BOOKKEEPING_BYTES = 64 * 1024
 
+# The programs run under AddressSanitizer (ctest sets it for a TESSERA_SANITIZE build):
+# its allocator, shadow and quarantine touch pages and RSS no program of ours does, so
+# footprints and peak RSS are checked on the native build only; Buffers everywhere.
+SANITIZED = os.environ.get("TESSERA_SANITIZED", "0") == "1"
+
 
 def assert_memory_promise(recorded, peak_rss_bytes=None, budget=None):
     """Every op of the recorded run: its largest task's Buffers (measured_mem_max) at or
@@ -77,8 +82,10 @@ def assert_memory_promise(recorded, peak_rss_bytes=None, budget=None):
     problems = []
     for op in recorded["ops"]:
         bound = op["projected_mem"] if budget is None else min(op["projected_mem"], budget)
-        for field, limit in (("measured_mem_max", bound),
-                             ("footprint_mem_max", bound + RUNTIME_BOOKKEEPING_BYTES)):
+        limits = [("measured_mem_max", bound)]
+        if not SANITIZED:
+            limits.append(("footprint_mem_max", bound + RUNTIME_BOOKKEEPING_BYTES))
+        for field, limit in limits:
             if op[field] > limit:
                 problems.append(f"op {op['name']}: {field} {op[field]} > {limit} "
                                 f"(projected {op['projected_mem']}, unaccounted max "
@@ -86,7 +93,7 @@ def assert_memory_promise(recorded, peak_rss_bytes=None, budget=None):
     total = recorded["total_mem"]
     for name, peak in (("recorded peak RSS", recorded["peak_rss_bytes"]),
                        ("peak RSS of the process", peak_rss_bytes)):
-        if peak is not None and peak > total:
+        if peak is not None and peak > total and not SANITIZED:
             problems.append(f"{name} {peak} > total_mem {total}")
     assert not problems, "\n".join(problems)
 

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "task_bounds.hpp"
 #include "temp_dir.hpp"
 #include "tessera/api/array.hpp"
 #include "tessera/api/creation.hpp"
@@ -68,13 +69,8 @@ TEST_P(CodecMemoryPlan, TasksStayWithinProjectionsThatCountTheCodec) {
   options.compute.report = &report;
   rechunked.to_zarr(std::make_shared<MemoryStore>(), "", options);
   ASSERT_FALSE(report.tasks.empty());
-  for (const TaskRecord& task : report.tasks) {
-    // 64 KiB of slack: the first task on a fresh worker thread also faults the pages of
-    // glibc's new per-thread arena (about 32 kB measured beyond the projection).
-    EXPECT_LE(task.measured_mem + task.unaccounted_mem, task.projected_mem + (64 << 10))
-        << GetParam() << ": op " << task.op_name << " task " << task.task << " measured "
-        << task.measured_mem << " + unaccounted " << task.unaccounted_mem;
-  }
+  SCOPED_TRACE(GetParam());
+  testing::ExpectFootprintsWithinProjection(report);
 }
 
 INSTANTIATE_TEST_SUITE_P(ZstdLevels, CodecMemoryPlan,

@@ -247,7 +247,7 @@ TEST(HistoryFeedbackTest, OrdinaryOpsMeasureNothingUnaccounted) {
   EXPECT_TRUE(warnings.empty()) << warnings.front();
   ASSERT_EQ(report.ops.size(), 1u);
   EXPECT_LT(report.ops[0].unaccounted_mem_max,
-            (256 << 10) * (testing::kAddressSanitizer ? 2 : 1));  // ASan: shadow, redzones
+            (256 << 10) * (testing::kAddressSanitizer ? 3 : 1));  // ASan: shadow, redzones
 }
 
 TEST(HistoryFeedbackTest, HistoryOffRecordsNothing) {

@@ -11,6 +11,7 @@ import subprocess
 import numpy as np
 import pytest
 import zarr
+from tessera_run import SANITIZED
 
 MB = 1_000_000
 
@@ -64,8 +65,10 @@ def test_codec_working_memory_stays_inside_projection_and_total_mem(tessera_bin,
         "--intermediate", "disk", "--codec", codec, "--workers", "2", "--quiet",
         history=database)
     assert code == 0, stderr
-    assert "measured" not in stderr, f"a task measured more than its projection: {stderr}"
     np.testing.assert_array_equal(zarr.open(str(tmp_path / "out.zarr"), mode="r")[:], values)
+    if SANITIZED:
+        return  # footprints and RSS mean nothing under ASan's allocator (tessera_run.py)
+    assert "measured" not in stderr, f"a task measured more than its projection: {stderr}"
     assert peak_rss <= total_mem, f"peak RSS {peak_rss} above total_mem {total_mem}"
     ops = history_ops(tessera_bin, database)
     assert ops
