@@ -71,6 +71,17 @@ def assert_out_complete_or_absent(out, reference_values, reference_files, contex
                                   err_msg=f"{context}: OUT exists with other values")
 
 
+def refused_clearly(result, out, reference_values, reference_files, what, context):
+    """After a resume or rerun: False when it succeeded; True when it refused clearly
+    (exit 1 with a message) and left OUT complete or absent; fails the test otherwise."""
+    if result.returncode == 0:
+        return False
+    assert result.returncode == 1, f"{context}: {what} exit {result.returncode}"
+    assert result.stderr.strip(), f"{context}: the {what} refused without a word"
+    assert_out_complete_or_absent(out, reference_values, reference_files, context)
+    return True
+
+
 def assert_no_temporaries(out, context):
     stray = [name for name in files_under(out) if "tessera-tmp" in name]
     assert not stray, f"{context}: temporary files in the finished OUT: {stray}"
@@ -140,12 +151,8 @@ def test_killed_rechunk_leaves_source_and_out_intact_and_resumes(tessera_bin, tm
 
         result = run(args + ["--resume"])
         assert checksums(source_path) == before, f"{context}, resumed: the source changed"
-        if result.returncode != 0:
-            # A refusal: a clear message, no crash, and nothing half-written at OUT.
-            assert result.returncode == 1, f"{context}: resume exit {result.returncode}"
-            assert result.stderr.strip(), f"{context}: the resume refused without a word"
-            assert_out_complete_or_absent(out, reference_values, reference_files, context)
-            continue
+        if refused_clearly(result, out, reference_values, reference_files, "resume", context):
+            continue  # a clear message, no crash, and nothing half-written at OUT
         context += ", resumed"
         assert out.exists(), context
         assert_no_temporaries(out, context)
@@ -199,10 +206,7 @@ def test_killed_calc_leaves_inputs_intact_and_never_a_partial_out(tessera_bin, t
         rerun = calc_args(out, folder / "work") + (["--overwrite"] if out.exists() else [])
         result = run(rerun)
         assert checksums(source_path) == before, f"{context}, rerun: the input changed"
-        if result.returncode != 0:
-            assert result.returncode == 1, f"{context}: rerun exit {result.returncode}"
-            assert result.stderr.strip(), f"{context}: the rerun refused without a word"
-            assert_out_complete_or_absent(out, reference_values, reference_files, context)
+        if refused_clearly(result, out, reference_values, reference_files, "rerun", context):
             continue
         context += ", rerun"
         assert_no_temporaries(out, context)
