@@ -1,5 +1,7 @@
 #include "tessera/core/buffer.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -29,11 +31,16 @@ void Buffer::TouchFreshPages() {
   // Fault the block in now and note the pages it took (TouchAccountedMemory): a huge
   // page counts once, memory malloc had already counts nothing, so the executor
   // subtracts exactly what the Buffer cost in page faults.
+  // Every page the Buffer spans, the partial ones at either end included: a block is
+  // aligned to 64 bytes, not to a page, so `size_` bytes may span one page more than
+  // size_ / 4096 rounded up, and that page would otherwise fault in later, unaccounted.
   TouchAccountedMemory([&] {
-    constexpr std::int64_t kPage = 4096;
+    constexpr std::uintptr_t kPage = 4096;
+    const auto first = reinterpret_cast<std::uintptr_t>(data_);
+    const std::uintptr_t last = first + static_cast<std::uintptr_t>(size_) - 1;
     volatile std::byte* bytes = data_;
-    for (std::int64_t offset = 0; offset < size_; offset += kPage) {
-      bytes[offset] = std::byte{0};
+    for (std::uintptr_t page = first & ~(kPage - 1); page <= last; page += kPage) {
+      bytes[std::max(page, first) - first] = std::byte{0};
     }
   });
 }

@@ -50,7 +50,8 @@
 //    "plans": [{"outputs": ["s"], "max_projected_mem": N, "required_allowed_mem": N,
 //               "num_tasks": N, "num_ops": N,
 //               "ops": [{"name", "kind", "tasks", "projected_mem", "fused", "tier",
-//                        "measured_mem_max"}]}],        // measured: from the run's report
+//                        "measured_mem_max", "unaccounted_mem_max",
+//                        "footprint_mem_max"}]}],       // measured: from the run's report
 //    "error": {"type": "MemoryBudgetError", "what": "...", "stage": "build|plan|run"}}
 // "error" is present only when the job threw; "plans" holds what completed before.
 //
@@ -355,7 +356,9 @@ json DescribePlan(const std::vector<std::string>& names, const tessera::Finalize
                          {"kind", op.kind},
                          {"tasks", op.tasks},
                          {"projected_mem", op.projected_mem},
-                         {"measured_mem_max", op.measured_mem_max}});
+                         {"measured_mem_max", op.measured_mem_max},
+                         {"unaccounted_mem_max", op.unaccounted_mem_max},
+                         {"footprint_mem_max", op.footprint_mem_max}});
     }
   }
   return json{{"outputs", names},

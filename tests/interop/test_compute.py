@@ -47,6 +47,7 @@ import numpy as np
 import pytest
 
 import compute_jobs
+from tessera_run import op_memory_problems
 import zarr
 
 SEED = int(os.environ.get("TESSERA_TEST_SEED", "20240611"))
@@ -746,9 +747,7 @@ def check_memory(result):
     problems = []
     for plan in result.get("plans", []):
         for op in plan["report"]:
-            if op["measured_mem_max"] > op["projected_mem"]:
-                problems.append(f"op {op['name']} ({op['kind']}) measured {op['measured_mem_max']} "
-                                f"> projected {op['projected_mem']}")
+            problems += [f"{p} ({op['kind']})" for p in op_memory_problems(op)]
         for op in plan["ops"]:
             if op["projected_mem"] > plan["max_projected_mem"]:
                 problems.append(f"op {op['name']} projects {op['projected_mem']} above the plan's "

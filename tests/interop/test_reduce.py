@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 import compute_jobs
+from tessera_run import op_memory_problems
 
 SEED = int(os.environ.get("TESSERA_TEST_SEED", "20261129"))
 CASES = int(os.environ.get("TESSERA_TEST_CASES", "1"))
@@ -244,9 +245,7 @@ def check(job, result, reduce_args, out, tool):
         problems.append(problem)
     for plan in result.get("plans", []):
         for op in plan.get("report", []):
-            if op["measured_mem_max"] > op["projected_mem"]:
-                problems.append(f"op {op['name']} measured {op['measured_mem_max']} > "
-                                f"projected {op['projected_mem']}")
+            problems += op_memory_problems(op)
     return problems
 
 

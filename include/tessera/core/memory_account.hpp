@@ -68,6 +68,36 @@ void TouchAccountedMemory(Touch&& touch) {
   account->NoteFresh(ThreadFaultedBytes() - before);
 }
 
+// Runs `call`, a library call that allocates its own scratch and frees it before it
+// returns (a codec's context and block buffers: Codec's contract), and charges the fresh
+// pages it faulted in outside Buffers to the thread's account for the call's duration:
+// the account's peak then holds them at the moment they were held, and they are not
+// left unaccounted. Counted per call, so scratch that the system allocator maps afresh
+// each time is held once, as it is, not summed; pages it reuses cost nothing again.
+// Returns what `call` returns.
+template <typename Call>
+decltype(auto) ChargeCallScratch(Call&& call) {
+  const std::shared_ptr<MemoryAccount>& account = CurrentMemoryAccount();
+  if (!account) return call();
+  const std::int64_t faulted_before = ThreadFaultedBytes();
+  const std::int64_t fresh_before = account->fresh_bytes();
+  struct Charge {
+    MemoryAccount& account;
+    std::int64_t faulted_before;
+    std::int64_t fresh_before;
+    ~Charge() {
+      // Pages of Buffers the call allocated were noted by them; the rest are its own.
+      const std::int64_t scratch =
+          ThreadFaultedBytes() - faulted_before - (account.fresh_bytes() - fresh_before);
+      if (scratch <= 0) return;
+      account.Charge(scratch);
+      account.Credit(scratch);
+      account.NoteFresh(scratch);
+    }
+  } charge{*account, faulted_before, fresh_before};
+  return call();
+}
+
 class ScopedMemoryAccount {
  public:
   // `account` may be null: allocations in the scope are then charged to nobody.

@@ -7,6 +7,7 @@
 
 #include "chunk_key.hpp"
 #include "tessera/core/errors.hpp"
+#include "tessera/core/memory_account.hpp"
 
 namespace tessera::zarr_detail {
 namespace {
@@ -157,12 +158,12 @@ void ChunkIo::WriteFrom(std::span<const Index> block, const std::byte* src,
   std::int64_t itemsize = layout_.itemsize;
   for (std::size_t index = 0; index < filters_.size(); ++index) {
     Buffer& filtered = scratch.stages[index % 2];  // raw is not in it: see ChunkScratch
-    filters_[index]->EncodeInto(raw, itemsize, filtered);
+    ChargeCallScratch([&] { filters_[index]->EncodeInto(raw, itemsize, filtered); });
     raw = filtered.span();
     itemsize = 1;
   }
   if (compressor_ != nullptr) {
-    compressor_->EncodeInto(raw, itemsize, scratch.encoded);
+    ChargeCallScratch([&] { compressor_->EncodeInto(raw, itemsize, scratch.encoded); });
     raw = scratch.encoded.span();
   }
   store_.Set(Key(block), raw);
@@ -264,10 +265,11 @@ void ChunkIo::DecodeInto(const std::string& key, std::span<const std::byte> stor
       // that decodes, or claims to decode, to more.
       Buffer& decoded = scratch.stages[stage % 2];  // input is in the other one (or stored)
       decoded.ResizeUninitialized(decoded_limits_[stage]);
-      const std::int64_t size = decoders_[stage]->DecodeUpTo(input, decoded.span());
+      const std::int64_t size =
+          ChargeCallScratch([&] { return decoders_[stage]->DecodeUpTo(input, decoded.span()); });
       input = decoded.span().first(static_cast<std::size_t>(size));
     }
-    decoders_[last]->Decode(input, out);
+    ChargeCallScratch([&] { decoders_[last]->Decode(input, out); });
   } catch (const FormatError& error) {
     std::string message = store_.DescribeKey(key) + ": ";
     if (last > 0) {
