@@ -111,6 +111,33 @@ TEST(ThreadFaultedBytes, CountOnlyThisThreadsFreshPages) {
   EXPECT_LE(ThreadFaultedBytes() - before - mine, 2 * kMiB);
 }
 
+TEST(ChargeCallScratch, HoldsALibrarysScratchOncePerCallAtItsMoment) {
+  // A "library call" that maps, touches and unmaps 4 MiB, as blosc's block buffers are
+  // mapped afresh per call: three calls while 1 MiB of Buffers is live peak at 5 MiB,
+  // not at 13; nothing stays live; the pages are noted, so not unaccounted.
+  auto account = std::make_shared<MemoryAccount>();
+  {
+    ScopedMemoryAccount scope(account);
+    const std::int64_t before = ThreadFaultedBytes();
+    Buffer held(kMiB);
+    for (int call = 0; call < 3; ++call) {
+      EXPECT_EQ(ChargeCallScratch([] { return testing::TouchAndUnmap(4 * kMiB); }), 1);
+    }
+    const std::int64_t faulted = ThreadFaultedBytes() - before;
+    EXPECT_EQ(account->live_bytes(), kMiB);
+    EXPECT_GE(account->peak_bytes(), 5 * kMiB);
+    EXPECT_LE(account->peak_bytes(),
+              kMiB + static_cast<std::int64_t>(4.1 * kMiB * testing::kFreshPageFactor));
+    // Every page of the calls noted: what is left is the test's own (stack, gtest).
+    EXPECT_GE(account->fresh_bytes(), 12 * kMiB);
+    if (!testing::kAddressSanitizer) {
+      EXPECT_LE(faulted - account->fresh_bytes(), 64 << 10);
+    }
+  }
+  // Without an account the call just runs.
+  EXPECT_EQ(ChargeCallScratch([] { return testing::TouchAndUnmap(kMiB); }), 1);
+}
+
 TEST(ScopedMemoryAccount, IsPerThread) {
   auto account = std::make_shared<MemoryAccount>();
   ScopedMemoryAccount scope(account);
