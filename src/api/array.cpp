@@ -28,13 +28,7 @@ std::vector<NDArray> Run(FinalizedPlan& plan, std::size_t results, const Compute
 
 // The plan of writing `array` to `target` as `options` say.
 FinalizedPlan PlanToZarr(const Array& array, ZarrTarget target, const ToZarrOptions& options) {
-  target.compressor = options.compressor;
-  target.dimension_names = options.dimension_names;
-  target.fill_value = options.fill_value;
-  target.attributes_json = options.attributes_json;
-  target.byte_order = options.byte_order;
-  target.resume = options.resume;
-  target.overwrite = options.overwrite;
+  static_cast<ZarrWriteOptions&>(target) = options;
   if (!target.dimension_names.empty() &&
       static_cast<int>(target.dimension_names.size()) != array.ndim()) {
     throw InvalidArgument("to_zarr: " + std::to_string(target.dimension_names.size()) +

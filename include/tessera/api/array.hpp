@@ -39,15 +39,7 @@ struct ComputeOptions {
   ExecutionReport* report = nullptr;
 };
 
-struct ToZarrOptions {
-  std::optional<CodecConfig> compressor = ParseCodecSpec("blosc-lz4");  // nullopt: raw
-  std::vector<std::string> dimension_names;  // xarray's _ARRAY_DIMENSIONS
-  // .zarray fill_value; nullopt: NaN for floating dtypes, null otherwise.
-  std::optional<FillValue> fill_value;
-  std::string attributes_json = "{}";         // other .zattrs entries (units, ...): a JSON object
-  ByteOrder byte_order = ByteOrder::kLittle;  // of the stored chunks (values are the same)
-  bool resume = false;    // keep chunks an interrupted run of the same array wrote
-  bool overwrite = true;  // replace an existing array at the target
+struct ToZarrOptions : ZarrWriteOptions {  // compressor, dimension_names, fill_value, ...
   ComputeOptions compute;
 };
 

@@ -39,24 +39,30 @@ struct PlanOptions {
   std::optional<CodecConfig> disk_compressor = ParseCodecSpec("blosc-lz4");
 };
 
-// Where and how to_zarr writes.
-struct ZarrTarget {
-  std::shared_ptr<Store> store;  // the store to write into, at `path`...
-  std::string path;
-  std::filesystem::path directory;  // ...or, when store is null, this directory
-  std::optional<CodecConfig> compressor = ParseCodecSpec("blosc-lz4");
-  std::vector<std::string> dimension_names;
+// How to_zarr writes an array: its stored metadata and what it may replace or keep.
+// Described once: ToZarrOptions (the API's, with how to compute) and ZarrTarget (the
+// plan's, with where to write) are both these settings.
+struct ZarrWriteOptions {
+  std::optional<CodecConfig> compressor = ParseCodecSpec("blosc-lz4");  // nullopt: raw
+  std::vector<std::string> dimension_names;  // xarray's _ARRAY_DIMENSIONS
   // The .zarray fill_value; nullopt: NaN for floating dtypes, null for others (a 0 would
   // make xarray read every real zero as missing).
   std::optional<FillValue> fill_value;
-  std::string attributes_json = "{}";         // other .zattrs entries: a JSON object
-  ByteOrder byte_order = ByteOrder::kLittle;  // of the stored chunks
+  std::string attributes_json = "{}";  // other .zattrs entries (units, ...): a JSON object
+  ByteOrder byte_order = ByteOrder::kLittle;  // of the stored chunks (values are the same)
   // Keep the chunks a previous, interrupted run of the same work wrote (same sources,
   // target metadata and task layout, as its partial output's marker records; anything
   // else is refused); their tasks are skipped.
   bool resume = false;
   // Replace an array already at the target (false: InvalidArgument before any work).
   bool overwrite = true;
+};
+
+// Where and how to_zarr writes.
+struct ZarrTarget : ZarrWriteOptions {
+  std::shared_ptr<Store> store;  // the store to write into, at `path`...
+  std::string path;
+  std::filesystem::path directory;  // ...or, when store is null, this directory
   // The calls that change files of a directory target (null: DefaultFileOps()); tests
   // inject faults here.
   std::shared_ptr<FileOps> file_ops;
