@@ -1,5 +1,6 @@
 #include "tessera/api/elementwise.hpp"
 
+#include <type_traits>
 #include <utility>
 
 namespace tessera {
@@ -17,75 +18,28 @@ Array elementwise(std::string_view function, const Scalar& x, const Array& y) {
   return Array(MakeBinaryWithScalar(function, y.node(), x, /*scalar_first=*/true), y.spec());
 }
 
-#define TESSERA_DEFINE_UNARY(name) \
+// One function per row of elementwise_ops.def (three for a binary op: a scalar may
+// stand on either side). Each row must have its declaration in elementwise.hpp: the
+// static_asserts fail to compile where one is missing or has another signature;
+// elementwise_table_test.cpp checks the other way, that each declaration has its row.
+using UnaryFunction = Array (*)(const Array&);
+using BinaryFunction = Array (*)(const Array&, const Array&);
+using ScalarSecond = Array (*)(const Array&, const Scalar&);
+using ScalarFirst = Array (*)(const Scalar&, const Array&);
+#define TESSERA_UNARY_OP(name, Kernel, aliases, rule)                                       \
+  static_assert(                                                                            \
+      std::is_same_v<decltype(static_cast<UnaryFunction>(&tessera::name)), UnaryFunction>); \
   Array name(const Array& x) { return elementwise(#name, x); }
-TESSERA_DEFINE_UNARY(negative)
-TESSERA_DEFINE_UNARY(positive)
-TESSERA_DEFINE_UNARY(abs)
-TESSERA_DEFINE_UNARY(sign)
-TESSERA_DEFINE_UNARY(square)
-TESSERA_DEFINE_UNARY(sqrt)
-TESSERA_DEFINE_UNARY(exp)
-TESSERA_DEFINE_UNARY(expm1)
-TESSERA_DEFINE_UNARY(log)
-TESSERA_DEFINE_UNARY(log1p)
-TESSERA_DEFINE_UNARY(log2)
-TESSERA_DEFINE_UNARY(log10)
-TESSERA_DEFINE_UNARY(sin)
-TESSERA_DEFINE_UNARY(cos)
-TESSERA_DEFINE_UNARY(tan)
-TESSERA_DEFINE_UNARY(asin)
-TESSERA_DEFINE_UNARY(acos)
-TESSERA_DEFINE_UNARY(atan)
-TESSERA_DEFINE_UNARY(sinh)
-TESSERA_DEFINE_UNARY(cosh)
-TESSERA_DEFINE_UNARY(tanh)
-TESSERA_DEFINE_UNARY(asinh)
-TESSERA_DEFINE_UNARY(acosh)
-TESSERA_DEFINE_UNARY(atanh)
-TESSERA_DEFINE_UNARY(floor)
-TESSERA_DEFINE_UNARY(ceil)
-TESSERA_DEFINE_UNARY(trunc)
-TESSERA_DEFINE_UNARY(round)
-TESSERA_DEFINE_UNARY(isnan)
-TESSERA_DEFINE_UNARY(isinf)
-TESSERA_DEFINE_UNARY(isfinite)
-TESSERA_DEFINE_UNARY(logical_not)
-TESSERA_DEFINE_UNARY(bitwise_invert)
-#undef TESSERA_DEFINE_UNARY
-
-#define TESSERA_DEFINE_BINARY(name)                                                \
-  Array name(const Array& x, const Array& y) { return elementwise(#name, x, y); }  \
-  Array name(const Array& x, const Scalar& y) { return elementwise(#name, x, y); } \
+#define TESSERA_BINARY_OP(name, Kernel, aliases, rule)                                            \
+  static_assert(                                                                                  \
+      std::is_same_v<decltype(static_cast<BinaryFunction>(&tessera::name)), BinaryFunction>);     \
+  static_assert(                                                                                  \
+      std::is_same_v<decltype(static_cast<ScalarSecond>(&tessera::name)), ScalarSecond>);         \
+  static_assert(std::is_same_v<decltype(static_cast<ScalarFirst>(&tessera::name)), ScalarFirst>); \
+  Array name(const Array& x, const Array& y) { return elementwise(#name, x, y); }                 \
+  Array name(const Array& x, const Scalar& y) { return elementwise(#name, x, y); }                \
   Array name(const Scalar& x, const Array& y) { return elementwise(#name, x, y); }
-TESSERA_DEFINE_BINARY(add)
-TESSERA_DEFINE_BINARY(subtract)
-TESSERA_DEFINE_BINARY(multiply)
-TESSERA_DEFINE_BINARY(divide)
-TESSERA_DEFINE_BINARY(floor_divide)
-TESSERA_DEFINE_BINARY(remainder)
-TESSERA_DEFINE_BINARY(pow)
-TESSERA_DEFINE_BINARY(maximum)
-TESSERA_DEFINE_BINARY(minimum)
-TESSERA_DEFINE_BINARY(atan2)
-TESSERA_DEFINE_BINARY(hypot)
-TESSERA_DEFINE_BINARY(logaddexp)
-TESSERA_DEFINE_BINARY(copysign)
-TESSERA_DEFINE_BINARY(equal)
-TESSERA_DEFINE_BINARY(not_equal)
-TESSERA_DEFINE_BINARY(less)
-TESSERA_DEFINE_BINARY(less_equal)
-TESSERA_DEFINE_BINARY(greater)
-TESSERA_DEFINE_BINARY(greater_equal)
-TESSERA_DEFINE_BINARY(logical_and)
-TESSERA_DEFINE_BINARY(logical_or)
-TESSERA_DEFINE_BINARY(logical_xor)
-TESSERA_DEFINE_BINARY(bitwise_and)
-TESSERA_DEFINE_BINARY(bitwise_or)
-TESSERA_DEFINE_BINARY(bitwise_xor)
-TESSERA_DEFINE_BINARY(bitwise_left_shift)
-TESSERA_DEFINE_BINARY(bitwise_right_shift)
-#undef TESSERA_DEFINE_BINARY
+#include "tessera/plan/elementwise_ops.def"
 
 Array where(const Array& condition, const Array& x, const Array& y) {
   return Array(MakeWhere(condition.node(), x.node(), y.node()), condition.spec());

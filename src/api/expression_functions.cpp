@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <string>
-#include <utility>
+
+#include "tessera/plan/elementwise_table.hpp"
 
 namespace tessera::expression {
 namespace {
@@ -14,74 +16,8 @@ constexpr std::array<std::string_view, 5> kVarKeywords{"axis", "keepdims", "corr
                                                        "dtype"};
 constexpr std::array<std::string_view, 2> kMinKeywords{"axis", "keepdims"};
 
-constexpr FunctionInfo Unary(std::string_view name) {
-  return {name, FunctionKind::kUnary, kNoKeywords};
-}
-constexpr FunctionInfo Binary(std::string_view name) {
-  return {name, FunctionKind::kBinary, kNoKeywords};
-}
-
-constexpr std::array kFunctions{
-    Unary("negative"),
-    Unary("positive"),
-    Unary("abs"),
-    Unary("sign"),
-    Unary("square"),
-    Unary("sqrt"),
-    Unary("exp"),
-    Unary("expm1"),
-    Unary("log"),
-    Unary("log1p"),
-    Unary("log2"),
-    Unary("log10"),
-    Unary("sin"),
-    Unary("cos"),
-    Unary("tan"),
-    Unary("asin"),
-    Unary("acos"),
-    Unary("atan"),
-    Unary("sinh"),
-    Unary("cosh"),
-    Unary("tanh"),
-    Unary("asinh"),
-    Unary("acosh"),
-    Unary("atanh"),
-    Unary("floor"),
-    Unary("ceil"),
-    Unary("trunc"),
-    Unary("round"),
-    Unary("isnan"),
-    Unary("isinf"),
-    Unary("isfinite"),
-    Unary("logical_not"),
-    Unary("bitwise_invert"),
-    Binary("add"),
-    Binary("subtract"),
-    Binary("multiply"),
-    Binary("divide"),
-    Binary("floor_divide"),
-    Binary("remainder"),
-    Binary("pow"),
-    Binary("maximum"),
-    Binary("minimum"),
-    Binary("atan2"),
-    Binary("hypot"),
-    Binary("logaddexp"),
-    Binary("copysign"),
-    Binary("equal"),
-    Binary("not_equal"),
-    Binary("less"),
-    Binary("less_equal"),
-    Binary("greater"),
-    Binary("greater_equal"),
-    Binary("logical_and"),
-    Binary("logical_or"),
-    Binary("logical_xor"),
-    Binary("bitwise_and"),
-    Binary("bitwise_or"),
-    Binary("bitwise_xor"),
-    Binary("bitwise_left_shift"),
-    Binary("bitwise_right_shift"),
+// The calculator's functions beyond the elementwise ones.
+constexpr std::array kOtherFunctions{
     FunctionInfo{"where", FunctionKind::kWhere, kNoKeywords},
     FunctionInfo{"astype", FunctionKind::kAsType, kNoKeywords},
     FunctionInfo{"sum", FunctionKind::kReduction, kSumKeywords},
@@ -98,20 +34,17 @@ constexpr std::array kFunctions{
     FunctionInfo{"argmax", FunctionKind::kArgReduction, kMinKeywords},
 };
 
-// numpy's names for functions the array API names otherwise.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 11> kAliases{{
-    {"arcsin", "asin"},
-    {"arccos", "acos"},
-    {"arctan", "atan"},
-    {"arcsinh", "asinh"},
-    {"arccosh", "acosh"},
-    {"arctanh", "atanh"},
-    {"arctan2", "atan2"},
-    {"power", "pow"},
-    {"absolute", "abs"},
-    {"invert", "bitwise_invert"},
-    {"mod", "remainder"},
-}};
+// Every elementwise op of the table (elementwise_ops.def), then the others.
+constexpr auto kFunctions = [] {
+  std::array<FunctionInfo, kernels::ElementwiseOps().size() + kOtherFunctions.size()> all{};
+  std::size_t index = 0;
+  for (const kernels::ElementwiseOp& op : kernels::ElementwiseOps()) {
+    all[index++] = {op.name, op.arity == 1 ? FunctionKind::kUnary : FunctionKind::kBinary,
+                    kNoKeywords};
+  }
+  for (const FunctionInfo& info : kOtherFunctions) all[index++] = info;
+  return all;
+}();
 
 }  // namespace
 
@@ -155,9 +88,8 @@ int PositionalCount(FunctionKind kind) {
 }
 
 const FunctionInfo* FindFunction(std::string_view name) {
-  for (const auto& [alias, canonical] : kAliases) {
-    if (alias == name) name = canonical;
-  }
+  // numpy's aliases (arcsin, power, ...) are the elementwise table's.
+  if (const kernels::ElementwiseOp* op = kernels::FindElementwiseOp(name)) name = op->name;
   for (const FunctionInfo& info : kFunctions) {
     if (info.name == name) return &info;
   }
@@ -167,7 +99,9 @@ const FunctionInfo* FindFunction(std::string_view name) {
 std::vector<std::string_view> FunctionNames() {
   std::vector<std::string_view> names;
   for (const FunctionInfo& info : kFunctions) names.push_back(info.name);
-  for (const auto& [alias, canonical] : kAliases) names.push_back(alias);
+  for (const kernels::ElementwiseOp& op : kernels::ElementwiseOps()) {
+    kernels::ForEachAlias(op, [&](std::string_view alias) { names.push_back(alias); });
+  }
   return names;
 }
 

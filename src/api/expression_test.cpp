@@ -12,11 +12,13 @@
 #include <map>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "expression_parser.hpp"
 #include "tessera/api/creation.hpp"
 #include "tessera/api/elementwise.hpp"
+#include "tessera/plan/elementwise_table.hpp"
 #include "test_seed.hpp"
 
 namespace tessera {
@@ -264,91 +266,116 @@ TEST_F(ExpressionTest, WhereTakesArraysAndNumbers) {
 // Every function of the table builds and computes what numpy gives for f = [0.25, 0.5]
 // and i = [1, 2] (hand-computed; f(f, f) for binary functions, f(i, i) for bitwise ones):
 // its name is the one tessera's kernels know, and the kernel is the right one.
-TEST_F(ExpressionTest, EveryFunctionOfTheTableComputesWhatNumpyGives) {
-  Inputs inputs{{"f", asarray<double>({0.25, 0.5}, {1}, TestSpec())},
-                {"i", asarray<std::int32_t>({1, 2}, {1}, TestSpec())}};
-  const double a = 0.25;
-  const double b = 0.5;
+// The inputs of the tests of every function: f (float64) and i (int32, for the bitwise
+// functions), and numpy's values of each function on them: f(x) or f(x, x), with x = f
+// or i (kFunctionValueA and kFunctionValueB are f's elements).
+Inputs FunctionTestInputs() {
+  return {{"f", asarray<double>({0.25, 0.5}, {1}, TestSpec())},
+          {"i", asarray<std::int32_t>({1, 2}, {1}, TestSpec())}};
+}
+constexpr double kFunctionValueA = 0.25;
+constexpr double kFunctionValueB = 0.5;
+using ExpectedValues = std::map<std::string, std::vector<double>, std::less<>>;
+ExpectedValues NumpyValuesOfEveryFunction() {
+  const double a = kFunctionValueA;
+  const double b = kFunctionValueB;
   const auto both = [&](double (*fn)(double)) { return std::vector<double>{fn(a), fn(b)}; };
-  const std::map<std::string, std::vector<double>, std::less<>> expected = {
-      {"negative", {-a, -b}},
-      {"positive", {a, b}},
-      {"abs", {a, b}},
-      {"sign", {1, 1}},
-      {"square", {a * a, b * b}},
-      {"sqrt", both(std::sqrt)},
-      {"exp", both(std::exp)},
-      {"expm1", both(std::expm1)},
-      {"log", both(std::log)},
-      {"log1p", both(std::log1p)},
-      {"log2", both(std::log2)},
-      {"log10", both(std::log10)},
-      {"sin", both(std::sin)},
-      {"cos", both(std::cos)},
-      {"tan", both(std::tan)},
-      {"asin", both(std::asin)},
-      {"acos", both(std::acos)},
-      {"atan", both(std::atan)},
-      {"sinh", both(std::sinh)},
-      {"cosh", both(std::cosh)},
-      {"tanh", both(std::tanh)},
-      {"asinh", both(std::asinh)},
-      // numpy: arccosh of values below 1 is NaN; compared as NaN below
-      {"acosh", {std::nan(""), std::nan("")}},
-      {"atanh", both(std::atanh)},
-      {"floor", {0, 0}},
-      {"ceil", {1, 1}},
-      {"trunc", {0, 0}},
-      {"round", {0, 0}},
-      {"isnan", {0, 0}},
-      {"isinf", {0, 0}},
-      {"isfinite", {1, 1}},
-      {"logical_not", {0, 0}},
-      {"bitwise_invert", {-2, -3}},
-      {"add", {2 * a, 2 * b}},
-      {"subtract", {0, 0}},
-      {"multiply", {a * a, b * b}},
-      {"divide", {1, 1}},
-      {"floor_divide", {1, 1}},
-      {"remainder", {0, 0}},
-      {"pow", {std::pow(a, a), std::pow(b, b)}},
-      {"maximum", {a, b}},
-      {"minimum", {a, b}},
-      {"atan2", {std::atan2(a, a), std::atan2(b, b)}},
-      {"hypot", {std::hypot(a, a), std::hypot(b, b)}},
-      {"logaddexp", {a + std::log(2.0), b + std::log(2.0)}},
-      {"copysign", {a, b}},
-      {"equal", {1, 1}},
-      {"not_equal", {0, 0}},
-      {"less", {0, 0}},
-      {"less_equal", {1, 1}},
-      {"greater", {0, 0}},
-      {"greater_equal", {1, 1}},
-      {"logical_and", {1, 1}},
-      {"logical_or", {1, 1}},
-      {"logical_xor", {0, 0}},
-      {"bitwise_and", {1, 2}},
-      {"bitwise_or", {1, 2}},
-      {"bitwise_xor", {0, 0}},
-      {"bitwise_left_shift", {1 << 1, 2 << 2}},
-      {"bitwise_right_shift", {0, 0}},
-      {"where", {1, b}},  // where(f > 0.3, f, i): i[0], f[1]
-      {"astype", {0, 0}},
-      {"sum", {a + b}},
-      {"prod", {a * b}},
-      {"mean", {(a + b) / 2}},
-      {"var", {0.015625}},
-      {"std", {0.125}},
-      {"min", {a}},
-      {"max", {b}},
-      {"all", {1}},
-      {"any", {1}},
-      {"count_nonzero", {2}},
-      {"argmin", {0}},
-      {"argmax", {1}}};
+  return {{"negative", {-a, -b}},
+          {"positive", {a, b}},
+          {"abs", {a, b}},
+          {"sign", {1, 1}},
+          {"square", {a * a, b * b}},
+          {"sqrt", both(std::sqrt)},
+          {"exp", both(std::exp)},
+          {"expm1", both(std::expm1)},
+          {"log", both(std::log)},
+          {"log1p", both(std::log1p)},
+          {"log2", both(std::log2)},
+          {"log10", both(std::log10)},
+          {"sin", both(std::sin)},
+          {"cos", both(std::cos)},
+          {"tan", both(std::tan)},
+          {"asin", both(std::asin)},
+          {"acos", both(std::acos)},
+          {"atan", both(std::atan)},
+          {"sinh", both(std::sinh)},
+          {"cosh", both(std::cosh)},
+          {"tanh", both(std::tanh)},
+          {"asinh", both(std::asinh)},
+          // numpy: arccosh of values below 1 is NaN; compared as NaN below
+          {"acosh", {std::nan(""), std::nan("")}},
+          {"atanh", both(std::atanh)},
+          {"floor", {0, 0}},
+          {"ceil", {1, 1}},
+          {"trunc", {0, 0}},
+          {"round", {0, 0}},
+          {"isnan", {0, 0}},
+          {"isinf", {0, 0}},
+          {"isfinite", {1, 1}},
+          {"logical_not", {0, 0}},
+          {"bitwise_invert", {-2, -3}},
+          {"add", {2 * a, 2 * b}},
+          {"subtract", {0, 0}},
+          {"multiply", {a * a, b * b}},
+          {"divide", {1, 1}},
+          {"floor_divide", {1, 1}},
+          {"remainder", {0, 0}},
+          {"pow", {std::pow(a, a), std::pow(b, b)}},
+          {"maximum", {a, b}},
+          {"minimum", {a, b}},
+          {"atan2", {std::atan2(a, a), std::atan2(b, b)}},
+          {"hypot", {std::hypot(a, a), std::hypot(b, b)}},
+          {"logaddexp", {a + std::log(2.0), b + std::log(2.0)}},
+          {"copysign", {a, b}},
+          {"equal", {1, 1}},
+          {"not_equal", {0, 0}},
+          {"less", {0, 0}},
+          {"less_equal", {1, 1}},
+          {"greater", {0, 0}},
+          {"greater_equal", {1, 1}},
+          {"logical_and", {1, 1}},
+          {"logical_or", {1, 1}},
+          {"logical_xor", {0, 0}},
+          {"bitwise_and", {1, 2}},
+          {"bitwise_or", {1, 2}},
+          {"bitwise_xor", {0, 0}},
+          {"bitwise_left_shift", {1 << 1, 2 << 2}},
+          {"bitwise_right_shift", {0, 0}},
+          {"where", {1, b}},  // where(f > 0.3, f, i): i[0], f[1]
+          {"astype", {0, 0}},
+          {"sum", {a + b}},
+          {"prod", {a * b}},
+          {"mean", {(a + b) / 2}},
+          {"var", {0.015625}},
+          {"std", {0.125}},
+          {"min", {a}},
+          {"max", {b}},
+          {"all", {1}},
+          {"any", {1}},
+          {"count_nonzero", {2}},
+          {"argmin", {0}},
+          {"argmax", {1}}};
+}
+
+// Values equal to `want`: within 1e-12 relative, NaN where NaN.
+void ExpectValues(const std::vector<double>& values, const std::vector<double>& want) {
+  ASSERT_EQ(values.size(), want.size());
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    if (std::isnan(want[k])) {
+      EXPECT_TRUE(std::isnan(values[k])) << "element " << k << " is " << values[k];
+    } else {
+      EXPECT_NEAR(values[k], want[k], 1e-12 * std::max(1.0, std::abs(want[k]))) << "element " << k;
+    }
+  }
+}
+
+TEST_F(ExpressionTest, EveryFunctionOfTheTableComputesWhatNumpyGives) {
+  Inputs inputs = FunctionTestInputs();
+  const ExpectedValues expected = NumpyValuesOfEveryFunction();
   for (const std::string_view name : expression::FunctionNames()) {
     const expression::FunctionInfo& info = *expression::FindFunction(name);
-    const bool integers = name.starts_with("bitwise") || name == "invert";
+    const kernels::ElementwiseOp* op = kernels::FindElementwiseOp(name);
+    const bool integers = op != nullptr && !kernels::TakesFloats(op->rule);
     const std::string x = integers ? "i" : "f";
     std::string call = std::string(name) + "(" + x;
     switch (info.kind) {
@@ -380,15 +407,78 @@ TEST_F(ExpressionTest, EveryFunctionOfTheTableComputesWhatNumpyGives) {
       EXPECT_EQ(result.dtype(), int8);
     }
     const std::vector<double> values = Values(Compute(result));
+    ExpectValues(values, found->second);
+  }
+}
+
+// The C++ functions of each row of elementwise_ops.def, by name: f(x) for a unary op,
+// f(x, x) for a binary one, and its overloads with a scalar second or first.
+struct ApiFunction {
+  Array (*arrays)(const Array& x);
+  Array (*scalar_second)(const Array& x, const Scalar& y) = nullptr;
+  Array (*scalar_first)(const Scalar& x, const Array& y) = nullptr;
+};
+const std::map<std::string_view, ApiFunction>& ApiFunctions() {
+  // clang-format off
+  static const std::map<std::string_view, ApiFunction> functions{
+#define TESSERA_UNARY_OP(name, Kernel, aliases, rule) \
+    {#name, {[](const Array& x) { return tessera::name(x); }}},
+#define TESSERA_BINARY_OP(name, Kernel, aliases, rule)                    \
+    {#name, {[](const Array& x) { return tessera::name(x, x); },          \
+             [](const Array& x, const Scalar& y) { return tessera::name(x, y); }, \
+             [](const Scalar& x, const Array& y) { return tessera::name(x, y); }}},
+#include "tessera/plan/elementwise_ops.def"
+  };
+  // clang-format on
+  return functions;
+}
+
+// Walks the table of elementwise ops: each row is a C++ function (all its overloads) and
+// a calculator function by its name and by each alias, computed by the row's kernel,
+// giving numpy's values and a dtype its type rule allows; calls on scalars alone (folded
+// before any array is built) give the same.
+TEST_F(ExpressionTest, EveryRowOfTheElementwiseTableComputesWhatNumpyGivesEverywhere) {
+  const Inputs inputs = FunctionTestInputs();
+  const ExpectedValues expected = NumpyValuesOfEveryFunction();
+  for (const kernels::ElementwiseOp& op : kernels::ElementwiseOps()) {
+    SCOPED_TRACE(op.name);
+    const auto found = expected.find(op.name);
+    ASSERT_NE(found, expected.end()) << "no expected value for " << op.name << ": add one";
     const std::vector<double>& want = found->second;
-    ASSERT_EQ(values.size(), want.size());
-    for (std::size_t k = 0; k < want.size(); ++k) {
-      if (std::isnan(want[k])) {
-        EXPECT_TRUE(std::isnan(values[k])) << "element " << k << " is " << values[k];
-      } else {
-        EXPECT_NEAR(values[k], want[k], 1e-12 * std::max(1.0, std::abs(want[k])))
-            << "element " << k;
-      }
+    const bool integers = !kernels::TakesFloats(op.rule);
+    const std::string x = integers ? "i" : "f";
+    const Array& operand = inputs.at(x);
+    // x's second element, as a scalar.
+    const Scalar second = integers ? Scalar(std::int64_t{2}) : Scalar(kFunctionValueB);
+    const std::string second_text = integers ? "2" : "0.5";
+
+    const auto api = ApiFunctions().find(op.name);
+    ASSERT_NE(api, ApiFunctions().end());
+    const Array result = api->second.arrays(operand);
+    ExpectValues(Values(Compute(result)), want);
+    EXPECT_EQ(result.dtype() == bool_, kernels::GivesBool(op.rule)) << result.dtype().name();
+    if (kernels::GivesFloat(op.rule)) {
+      EXPECT_TRUE(result.dtype() == float32 || result.dtype() == float64);
+    }
+    if (op.arity == 2) {
+      ExpectValues({Values(Compute(api->second.scalar_second(operand, second)))[1]}, {want[1]});
+      ExpectValues({Values(Compute(api->second.scalar_first(second, operand)))[1]}, {want[1]});
+    }
+
+    std::vector<std::string_view> names{op.name};
+    kernels::ForEachAlias(op, [&](std::string_view alias) { names.push_back(alias); });
+    for (const std::string_view name : names) {
+      const std::string call =
+          std::string(name) + (op.arity == 1 ? "(" + x + ")" : "(" + x + ", " + x + ")");
+      SCOPED_TRACE(call);
+      ExpectValues(Values(Compute(evaluate_expression(call, inputs).array)), want);
+      const std::string folded =
+          std::string(name) +
+          (op.arity == 1 ? "(" + second_text + ")" : "(" + second_text + ", " + second_text + ")") +
+          " + 0 * " + x;
+      SCOPED_TRACE(folded);
+      const std::vector<double> values = Values(Compute(evaluate_expression(folded, inputs).array));
+      ExpectValues({values[1]}, {want[1]});
     }
   }
 }

@@ -61,15 +61,15 @@ COMPRESSORS = {"none": None, "blosc-lz4": numcodecs.Blosc(cname="lz4", clevel=5)
 # compute_tool's codec spec for each (to_zarr outputs).
 TOOL_CODECS = {"none": "none", "blosc-lz4": "blosc:lz4:5:shuffle", "zstd": "zstd:3"}
 
-UNARY = ["negative", "positive", "abs", "sign", "square", "sqrt", "exp", "expm1", "log",
-         "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
-         "cosh", "tanh", "asinh", "acosh", "atanh", "floor", "ceil", "trunc", "round",
-         "isnan", "isinf", "isfinite", "logical_not", "bitwise_invert"]
-BINARY = ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow",
-          "maximum", "minimum", "atan2", "hypot", "logaddexp", "copysign", "equal",
-          "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
-          "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
-          "bitwise_left_shift", "bitwise_right_shift"]
+# Every elementwise op, in the order of the table they are all made from (its rows, in
+# include/tessera/plan/elementwise_ops.def), so that a new op is property-tested at once.
+# The type rules below stay the Model's own: they are the truth the rows are checked by.
+ELEMENTWISE_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
+                                 os.pardir, "include", "tessera", "plan", "elementwise_ops.def")
+with open(ELEMENTWISE_TABLE, encoding="utf-8") as table:
+    TABLE_ROWS = re.findall(r"^TESSERA_(UNARY|BINARY)_OP\((\w+),", table.read(), re.MULTILINE)
+UNARY = [name for arity, name in TABLE_ROWS if arity == "UNARY"]
+BINARY = [name for arity, name in TABLE_ROWS if arity == "BINARY"]
 NUMPY_NAMES = {"abs": "absolute", "asin": "arcsin", "acos": "arccos", "atan": "arctan",
                "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh",
                "atan2": "arctan2", "pow": "power", "divide": "true_divide",

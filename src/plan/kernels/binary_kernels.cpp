@@ -2,6 +2,7 @@
 // signatures and loops.
 #include <cmath>
 #include <concepts>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <numbers>
@@ -28,7 +29,7 @@ concept ArithmeticOperand = Number<T> || (Boolean<T> && !std::is_void_v<BoolFn>)
 
 // add, subtract, multiply: Fn wrapping on integers; on bool, BoolFn (void: undefined).
 template <class Fn, class BoolFn>
-struct Arithmetic : detail::Same {
+struct Arithmetic {
   template <ArithmeticOperand<BoolFn> T>
   static T Apply(T a, T b) {
     if constexpr (Boolean<T>) {
@@ -43,8 +44,6 @@ struct Arithmetic : detail::Same {
 
 // True division; integer and bool operands compute in float64 (numpy's only loop).
 struct Divide {
-  template <class T>
-  using Compute = std::conditional_t<Real<T>, T, double>;
   template <Real T>
   static T Apply(T a, T b) {
     return a / b;
@@ -76,7 +75,7 @@ T FloorDivmod(T a, T b, T* modulus) {
   return floor_div;
 }
 
-struct FloorDivide : detail::IntegerFromBool {
+struct FloorDivide {
   template <Number T>
   static T Apply(T a, T b) {
     if constexpr (Real<T>) {
@@ -94,7 +93,7 @@ struct FloorDivide : detail::IntegerFromBool {
   }
 };
 
-struct Remainder : detail::IntegerFromBool {
+struct Remainder {
   template <Number T>
   static T Apply(T a, T b) {
     if constexpr (Real<T>) {
@@ -112,7 +111,7 @@ struct Remainder : detail::IntegerFromBool {
   }
 };
 
-struct Pow : detail::IntegerFromBool {
+struct Pow {
   template <Number T>
   static T Apply(T base, T exponent) {
     if constexpr (Real<T>) {
@@ -134,7 +133,7 @@ struct Pow : detail::IntegerFromBool {
 // maximum (kMax) and minimum as numpy's SIMD loops: NaN propagates from either
 // operand, and of two equal values (0.0 and -0.0) the second is returned.
 template <bool kMax>
-struct Extremum : detail::Same {
+struct Extremum {
   template <class T>
   static T Apply(T a, T b) {
     const bool take_a = kMax ? a > b : a < b;
@@ -148,7 +147,7 @@ struct Extremum : detail::Same {
 
 // atan2, hypot, copysign: Fn on floats; integer and bool operands compute in FloatFor.
 template <class Fn>
-struct Math : detail::FloatMath {
+struct Math {
   template <Real T>
   static T Apply(T a, T b) {
     return Fn{}(a, b);
@@ -169,14 +168,14 @@ struct LogAddExpFn {
 
 // ==, <, ...: Fn on the operands; logical_and, ...: Fn on (operand != 0).
 template <class Fn>
-struct Compare : detail::Same {
+struct Compare {
   template <class T>
   static bool Apply(T a, T b) {
     return Fn{}(a, b);
   }
 };
 template <class Fn>
-struct Logical : detail::Same {
+struct Logical {
   template <class T>
   static bool Apply(T a, T b) {
     return Fn{}(a != T{0}, b != T{0});
@@ -184,7 +183,7 @@ struct Logical : detail::Same {
 };
 
 template <class Fn>
-struct Bitwise : detail::Same {
+struct Bitwise {
   template <std::integral T>  // bool included
   static T Apply(T a, T b) {
     return static_cast<T>(Fn{}(a, b));
@@ -194,7 +193,7 @@ struct Bitwise : detail::Same {
 // Shifts by a count outside [0, bits) give 0, or -1 for a right shift of a negative
 // value (numpy's npy_lshift/npy_rshift).
 template <bool kLeft>
-struct Shift : detail::IntegerFromBool {
+struct Shift {
   template <Integer T>
   static T Apply(T a, T count) {
     constexpr auto kBits =
@@ -213,52 +212,44 @@ struct Shift : detail::IntegerFromBool {
 using Add = Arithmetic<std::plus<>, std::logical_or<>>;
 using Subtract = Arithmetic<std::minus<>, void>;
 using Multiply = Arithmetic<std::multiplies<>, std::logical_and<>>;
+using Maximum = Extremum<true>;
+using Minimum = Extremum<false>;
 using Atan2 = Math<decltype([](auto a, auto b) { return std::atan2(a, b); })>;
 using Hypot = Math<decltype([](auto a, auto b) { return std::hypot(a, b); })>;
+using Logaddexp = Math<LogAddExpFn>;
 using Copysign = Math<decltype([](auto a, auto b) { return std::copysign(a, b); })>;
+using Equal = Compare<std::equal_to<>>;
+using NotEqual = Compare<std::not_equal_to<>>;
+using Less = Compare<std::less<>>;
+using LessEqual = Compare<std::less_equal<>>;
+using Greater = Compare<std::greater<>>;
+using GreaterEqual = Compare<std::greater_equal<>>;
+using LogicalAnd = Logical<std::logical_and<>>;
+using LogicalOr = Logical<std::logical_or<>>;
+using LogicalXor = Logical<std::not_equal_to<>>;
+using BitwiseAnd = Bitwise<std::bit_and<>>;
+using BitwiseOr = Bitwise<std::bit_or<>>;
+using BitwiseXor = Bitwise<std::bit_xor<>>;
+using BitwiseLeftShift = Shift<true>;
+using BitwiseRightShift = Shift<false>;
 // clang-format on
-
-// Calls fn(Op{}, name) with the op struct of `op` and its array API name.
-template <class Fn>
-decltype(auto) VisitBinaryOp(BinaryOp op, Fn&& fn) {
-  // clang-format off
-  switch (op) {
-    case BinaryOp::kAdd: return fn(Add{}, "add");
-    case BinaryOp::kSubtract: return fn(Subtract{}, "subtract");
-    case BinaryOp::kMultiply: return fn(Multiply{}, "multiply");
-    case BinaryOp::kDivide: return fn(Divide{}, "divide");
-    case BinaryOp::kFloorDivide: return fn(FloorDivide{}, "floor_divide");
-    case BinaryOp::kRemainder: return fn(Remainder{}, "remainder");
-    case BinaryOp::kPow: return fn(Pow{}, "pow");
-    case BinaryOp::kMaximum: return fn(Extremum<true>{}, "maximum");
-    case BinaryOp::kMinimum: return fn(Extremum<false>{}, "minimum");
-    case BinaryOp::kAtan2: return fn(Atan2{}, "atan2");
-    case BinaryOp::kHypot: return fn(Hypot{}, "hypot");
-    case BinaryOp::kLogaddexp: return fn(Math<LogAddExpFn>{}, "logaddexp");
-    case BinaryOp::kCopysign: return fn(Copysign{}, "copysign");
-    case BinaryOp::kEqual: return fn(Compare<std::equal_to<>>{}, "equal");
-    case BinaryOp::kNotEqual: return fn(Compare<std::not_equal_to<>>{}, "not_equal");
-    case BinaryOp::kLess: return fn(Compare<std::less<>>{}, "less");
-    case BinaryOp::kLessEqual: return fn(Compare<std::less_equal<>>{}, "less_equal");
-    case BinaryOp::kGreater: return fn(Compare<std::greater<>>{}, "greater");
-    case BinaryOp::kGreaterEqual: return fn(Compare<std::greater_equal<>>{}, "greater_equal");
-    case BinaryOp::kLogicalAnd: return fn(Logical<std::logical_and<>>{}, "logical_and");
-    case BinaryOp::kLogicalOr: return fn(Logical<std::logical_or<>>{}, "logical_or");
-    case BinaryOp::kLogicalXor: return fn(Logical<std::not_equal_to<>>{}, "logical_xor");
-    case BinaryOp::kBitwiseAnd: return fn(Bitwise<std::bit_and<>>{}, "bitwise_and");
-    case BinaryOp::kBitwiseOr: return fn(Bitwise<std::bit_or<>>{}, "bitwise_or");
-    case BinaryOp::kBitwiseXor: return fn(Bitwise<std::bit_xor<>>{}, "bitwise_xor");
-    case BinaryOp::kBitwiseLeftShift: return fn(Shift<true>{}, "bitwise_left_shift");
-    case BinaryOp::kBitwiseRightShift: break;
-  }
-  // clang-format on
-  return fn(Shift<false>{}, "bitwise_right_shift");
-}
 
 template <class Op, class T>
 concept DefinedFor = requires(typename Op::template Compute<T> x) {
   Op::Apply(x, x);
 };
+
+// Calls fn(Op{}) with the kernel struct of `op` under the type rule of its row.
+template <class Fn>
+decltype(auto) VisitBinaryOp(BinaryOp op, Fn&& fn) {
+  switch (op) {
+#define TESSERA_BINARY_OP(name, Kernel, aliases, rule) \
+  case BinaryOp::k##Kernel:                            \
+    return fn(detail::Ruled<2, Kernel, TypeRule::rule>{});
+#include "tessera/plan/elementwise_ops.def"
+  }
+  std::abort();  // not an enumerator of elementwise_ops.def
+}
 
 template <class T>
 [[noreturn]] void NegativeIntegerPower(T exponent) {
@@ -275,7 +266,7 @@ void BinaryLoop(const void* a, const void* b, void* out, std::int64_t n) {
   const In* __restrict left = static_cast<const In*>(a);
   const In* __restrict right = static_cast<const In*>(b);
   Out* __restrict target = static_cast<Out*>(out);
-  if constexpr (std::is_same_v<Op, Pow> && std::is_signed_v<Compute> &&
+  if constexpr (std::is_base_of_v<Pow, Op> && std::is_signed_v<Compute> &&
                 std::is_integral_v<Compute>) {
     // numpy raises rather than compute an integer to a negative power; checked before
     // the loop, which stays free of branches that leave it.
@@ -290,16 +281,12 @@ void BinaryLoop(const void* a, const void* b, void* out, std::int64_t n) {
 
 }  // namespace
 
-std::string_view Name(BinaryOp op) {
-  return VisitBinaryOp(op, [](auto, std::string_view name) { return name; });
-}
-
 Signature ResolveBinary(BinaryOp op, DType a, DType b) {
-  return VisitBinaryOp(op, [&](auto op_tag, std::string_view name) {
+  return VisitBinaryOp(op, [&](auto op_tag) {
     using Op = decltype(op_tag);
     // The float functions pick a float for each operand first (numpy: atan2(int8, uint16)
     // is float32, where int8 and uint16 alone would promote to int32).
-    const DType promoted = std::is_base_of_v<detail::FloatMath, Op>
+    const DType promoted = Op::kTypeRule == TypeRule::kFloat
                                ? ResultType(FloatingResultType(a), FloatingResultType(b))
                                : ResultType(a, b);
     return VisitDType(promoted, [&](auto tag) -> Signature {
@@ -312,7 +299,7 @@ Signature ResolveBinary(BinaryOp op, DType a, DType b) {
                                           : std::string(a.name()) + " and " +
                                                 std::string(b.name()) + " (which promote to " +
                                                 std::string(promoted.name()) + ")";
-        throw detail::NotDefined(name, dtypes,
+        throw detail::NotDefined(Name(op), dtypes,
                                  op == BinaryOp::kSubtract
                                      ? "use logical_xor for booleans, or cast with astype first"
                                      : "cast with astype first");
@@ -323,7 +310,7 @@ Signature ResolveBinary(BinaryOp op, DType a, DType b) {
 
 BinaryKernel GetBinaryKernel(BinaryOp op, DType input) {
   ResolveBinary(op, input, input);  // throws when undefined
-  return VisitBinaryOp(op, [&](auto op_tag, std::string_view) {
+  return VisitBinaryOp(op, [&](auto op_tag) {
     using Op = decltype(op_tag);
     return VisitDType(input, [](auto tag) -> BinaryKernel {
       using T = typename decltype(tag)::type;

@@ -2,6 +2,7 @@
 // signatures and loops.
 #include <cmath>
 #include <concepts>
+#include <cstdlib>
 #include <functional>
 
 #include "elementwise_kernels.hpp"
@@ -15,7 +16,7 @@ using detail::Integer;
 using detail::Number;
 using detail::Real;
 
-struct Negative : detail::Same {
+struct Negative {
   template <Number T>
   static T Apply(T x) {
     if constexpr (Integer<T>) {
@@ -26,14 +27,14 @@ struct Negative : detail::Same {
   }
 };
 
-struct Positive : detail::Same {
+struct Positive {
   template <Number T>
   static T Apply(T x) {
     return x;
   }
 };
 
-struct Abs : detail::Same {
+struct Abs {
   template <class T>
   static T Apply(T x) {
     if constexpr (Real<T>) {
@@ -46,7 +47,7 @@ struct Abs : detail::Same {
   }
 };
 
-struct Sign : detail::Same {
+struct Sign {
   template <Number T>
   static T Apply(T x) {
     if constexpr (Real<T>) {
@@ -59,7 +60,7 @@ struct Sign : detail::Same {
   }
 };
 
-struct Square : detail::IntegerFromBool {
+struct Square {
   template <Number T>
   static T Apply(T x) {
     if constexpr (Integer<T>) {
@@ -72,7 +73,7 @@ struct Square : detail::IntegerFromBool {
 
 // exp, log, sin, ...: Fn on floats; integer and bool operands compute in FloatFor.
 template <class Fn>
-struct Math : detail::FloatMath {
+struct Math {
   template <Real T>
   static T Apply(T x) {
     return Fn{}(x);
@@ -81,7 +82,7 @@ struct Math : detail::FloatMath {
 
 // floor, ceil, trunc, round: Fn on floats, the identity on integers and bool.
 template <class Fn>
-struct Rounding : detail::Same {
+struct Rounding {
   template <class T>
   static T Apply(T x) {
     if constexpr (Real<T>) {
@@ -94,7 +95,7 @@ struct Rounding : detail::Same {
 
 // isnan, isinf, isfinite: Fn on floats; integers and bool are never NaN or infinite.
 template <class Fn, bool kIntegerResult>
-struct Classify : detail::Same {
+struct Classify {
   template <class T>
   static bool Apply(T x) {
     if constexpr (Real<T>) {
@@ -105,14 +106,14 @@ struct Classify : detail::Same {
   }
 };
 
-struct LogicalNot : detail::Same {
+struct LogicalNot {
   template <class T>
   static bool Apply(T x) {
     return x == T{0};
   }
 };
 
-struct BitwiseInvert : detail::Same {
+struct BitwiseInvert {
   template <std::integral T>  // bool included
   static T Apply(T x) {
     if constexpr (Boolean<T>) {
@@ -154,53 +155,22 @@ using IsInf = Classify<decltype([](auto x) { return std::isinf(x); }), false>;
 using IsFinite = Classify<decltype([](auto x) { return std::isfinite(x); }), true>;
 // clang-format on
 
-// Calls fn(Op{}, name) with the op struct of `op` and its array API name.
-template <class Fn>
-decltype(auto) VisitUnaryOp(UnaryOp op, Fn&& fn) {
-  // clang-format off
-  switch (op) {
-    case UnaryOp::kNegative: return fn(Negative{}, "negative");
-    case UnaryOp::kPositive: return fn(Positive{}, "positive");
-    case UnaryOp::kAbs: return fn(Abs{}, "abs");
-    case UnaryOp::kSign: return fn(Sign{}, "sign");
-    case UnaryOp::kSquare: return fn(Square{}, "square");
-    case UnaryOp::kSqrt: return fn(Sqrt{}, "sqrt");
-    case UnaryOp::kExp: return fn(Exp{}, "exp");
-    case UnaryOp::kExpm1: return fn(Expm1{}, "expm1");
-    case UnaryOp::kLog: return fn(Log{}, "log");
-    case UnaryOp::kLog1p: return fn(Log1p{}, "log1p");
-    case UnaryOp::kLog2: return fn(Log2{}, "log2");
-    case UnaryOp::kLog10: return fn(Log10{}, "log10");
-    case UnaryOp::kSin: return fn(Sin{}, "sin");
-    case UnaryOp::kCos: return fn(Cos{}, "cos");
-    case UnaryOp::kTan: return fn(Tan{}, "tan");
-    case UnaryOp::kAsin: return fn(Asin{}, "asin");
-    case UnaryOp::kAcos: return fn(Acos{}, "acos");
-    case UnaryOp::kAtan: return fn(Atan{}, "atan");
-    case UnaryOp::kSinh: return fn(Sinh{}, "sinh");
-    case UnaryOp::kCosh: return fn(Cosh{}, "cosh");
-    case UnaryOp::kTanh: return fn(Tanh{}, "tanh");
-    case UnaryOp::kAsinh: return fn(Asinh{}, "asinh");
-    case UnaryOp::kAcosh: return fn(Acosh{}, "acosh");
-    case UnaryOp::kAtanh: return fn(Atanh{}, "atanh");
-    case UnaryOp::kFloor: return fn(Floor{}, "floor");
-    case UnaryOp::kCeil: return fn(Ceil{}, "ceil");
-    case UnaryOp::kTrunc: return fn(Trunc{}, "trunc");
-    case UnaryOp::kRound: return fn(Round{}, "round");
-    case UnaryOp::kIsNan: return fn(IsNan{}, "isnan");
-    case UnaryOp::kIsInf: return fn(IsInf{}, "isinf");
-    case UnaryOp::kIsFinite: return fn(IsFinite{}, "isfinite");
-    case UnaryOp::kLogicalNot: return fn(LogicalNot{}, "logical_not");
-    case UnaryOp::kBitwiseInvert: break;
-  }
-  // clang-format on
-  return fn(BitwiseInvert{}, "bitwise_invert");
-}
-
 template <class Op, class T>
 concept DefinedFor = requires(typename Op::template Compute<T> x) {
   Op::Apply(x);
 };
+
+// Calls fn(Op{}) with the kernel struct of `op` under the type rule of its row.
+template <class Fn>
+decltype(auto) VisitUnaryOp(UnaryOp op, Fn&& fn) {
+  switch (op) {
+#define TESSERA_UNARY_OP(name, Kernel, aliases, rule) \
+  case UnaryOp::k##Kernel:                            \
+    return fn(detail::Ruled<1, Kernel, TypeRule::rule>{});
+#include "tessera/plan/elementwise_ops.def"
+  }
+  std::abort();  // not an enumerator of elementwise_ops.def
+}
 
 template <class Op, class In>
 void UnaryLoop(const void* in, void* out, std::int64_t n) {
@@ -213,12 +183,8 @@ void UnaryLoop(const void* in, void* out, std::int64_t n) {
 
 }  // namespace
 
-std::string_view Name(UnaryOp op) {
-  return VisitUnaryOp(op, [](auto, std::string_view name) { return name; });
-}
-
 Signature ResolveUnary(UnaryOp op, DType operand) {
-  return VisitUnaryOp(op, [&](auto op_tag, std::string_view name) {
+  return VisitUnaryOp(op, [&](auto op_tag) {
     using Op = decltype(op_tag);
     return VisitDType(operand, [&](auto tag) -> Signature {
       using T = typename decltype(tag)::type;
@@ -226,7 +192,7 @@ Signature ResolveUnary(UnaryOp op, DType operand) {
         using Compute = typename Op::template Compute<T>;
         return {DTypeOf<Compute>(), DTypeOf<decltype(Op::Apply(Compute{}))>()};
       } else {
-        throw detail::NotDefined(name, operand.name(),
+        throw detail::NotDefined(Name(op), operand.name(),
                                  op == UnaryOp::kNegative
                                      ? "use logical_not to flip booleans, or cast with astype first"
                                      : "cast with astype first");
@@ -237,7 +203,7 @@ Signature ResolveUnary(UnaryOp op, DType operand) {
 
 UnaryKernel GetUnaryKernel(UnaryOp op, DType input) {
   ResolveUnary(op, input);  // throws when undefined
-  return VisitUnaryOp(op, [&](auto op_tag, std::string_view) {
+  return VisitUnaryOp(op, [&](auto op_tag) {
     using Op = decltype(op_tag);
     return VisitDType(input, [](auto tag) -> UnaryKernel {
       using T = typename decltype(tag)::type;
