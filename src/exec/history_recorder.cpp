@@ -45,7 +45,7 @@ TaskHistory ToHistory(const TaskRecord& record) {
 
 }  // namespace
 
-HistoryRecorder::HistoryRecorder(const Spec& spec, const ExecuteOptions& options) {
+HistoryRecorder::HistoryRecorder(const Spec& spec, const ExecuteOptions& options, int workers) {
   if (!options.record_history) return;
   const std::optional<std::filesystem::path> path = ResolveHistoryPath(spec.history);
   if (!path) return;
@@ -53,7 +53,7 @@ HistoryRecorder::HistoryRecorder(const Spec& spec, const ExecuteOptions& options
   RunHistory run;
   run.label = options.label.empty() ? "execute" : options.label;
   run.executor = spec.executor;
-  run.workers = spec.executor == "sync" ? 1 : spec.effective_max_workers();
+  run.workers = workers;
   run.allowed_mem = spec.allowed_mem;
   run.reserved_mem = spec.reserved_mem;
   run.total_mem = spec.effective_total_mem();

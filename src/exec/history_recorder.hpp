@@ -1,6 +1,6 @@
 // Recording a run into the history database op by op (tessera/memory/history.hpp).
 //
-//   exec::HistoryRecorder recorder(spec, options);   // opens Spec::history's database
+//   exec::HistoryRecorder recorder(spec, options, workers);   // opens Spec::history's database
 //   recorder.RecordOp(op_index, op_report, task_records);   // as each op commits
 //   recorder.Finish("ok", report);                          // or "failed: <cause>"
 //
@@ -24,7 +24,8 @@ namespace tessera::exec {
 
 class HistoryRecorder {
  public:
-  HistoryRecorder(const Spec& spec, const ExecuteOptions& options);
+  // `workers`: the most tasks the run's executor runs at once (Executor::workers()).
+  HistoryRecorder(const Spec& spec, const ExecuteOptions& options, int workers);
 
   // The run's id in the database; 0 when nothing is recorded.
   std::int64_t run_id() const { return run_id_; }

@@ -9,13 +9,6 @@
 
 namespace tessera::exec {
 
-std::vector<int> DistinctInputs(const OpInfo& info) {
-  std::vector<int> inputs = info.inputs;
-  std::sort(inputs.begin(), inputs.end());
-  inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
-  return inputs;
-}
-
 TaskScheduler::TaskScheduler(const std::vector<std::shared_ptr<ExecutableOp>>& ops, Limits limits,
                              const ExecuteOptions& options,
                              std::chrono::steady_clock::time_point run_start, Hooks hooks)

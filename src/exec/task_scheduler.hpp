@@ -49,12 +49,10 @@
 #include "memory_admission.hpp"
 #include "task_runner.hpp"
 #include "tessera/exec/executor.hpp"
+#include "tessera/exec/plan_run.hpp"
 #include "tessera/plan/executable_op.hpp"
 
 namespace tessera::exec {
-
-// The ops `info` reads (OpInfo::inputs), each once, in increasing order.
-std::vector<int> DistinctInputs(const OpInfo& info);
 
 class TaskScheduler {
  public:

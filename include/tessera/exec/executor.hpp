@@ -7,6 +7,15 @@
 //   report.ops[0].measured_mem_max <= report.ops[0].projected_mem
 //   report.max_admitted_mem <= report.admission_capacity   // unless one task is larger
 //
+//   // One task, run where the caller likes (a Dask or Ray worker): its op prepared,
+//   // the ops it reads committed.
+//   tessera::TaskRecord record = tessera::RunPlanTask(plan, /*op=*/2, /*task=*/7);
+//
+// Spec::executor names the exec::Executor that runs the plan, made by the
+// exec::ExecutorRegistry (below): "sync" and "threads" are built in; a new executor
+// implements exec::Executor over an exec::PlanRun (tessera/exec/plan_run.hpp, which
+// keeps everything executors share) and registers its name.
+//
 // "sync" runs everything one at a time on the calling thread, in plan order: op by op,
 // each op's tasks in order. "threads" runs tasks on up to spec.effective_max_workers()
 // threads (the calling thread among them), of every op that is ready (all the ops it
@@ -48,16 +57,22 @@
 // (tessera/memory/history.hpp), and the next plan of the same step counts them.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tessera/core/spec.hpp"
 #include "tessera/plan/executable_op.hpp"
 
 namespace tessera {
+
+class FinalizedPlan;  // tessera/plan/finalized_plan.hpp
 
 // One task as it ran.
 struct TaskRecord {
@@ -146,9 +161,126 @@ struct ExecuteOptions {
 };
 
 // Runs `ops` (OpInfo::inputs point to earlier ops; InvalidArgument otherwise) with
-// spec.executor ("sync" or "threads"; InvalidArgument for others),
-// spec.effective_max_workers() and admission by spec.effective_total_mem().
+// the executor spec.executor names (exec::MakeExecutor: InvalidArgument for a name no
+// executor is registered under), spec.effective_max_workers() and admission by
+// spec.effective_total_mem().
 ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, const Spec& spec,
                         const ExecuteOptions& options = {});
 
+// Runs task `task` of op `op` (an index into `ops`) on the calling thread, as every
+// executor runs a task: measured in its own MemoryAccount, retried as
+// options.retries says (a StorageError or an exception not Tessera's only), skipped
+// when options.resume is set and the op reports it done; its record's start_seconds
+// count from `run_start`, its worker is 0. The entry through which an executor that
+// runs tasks elsewhere (Dask, Ray, MPI ranks) runs each of them; options.on_task,
+// progress and history are the run's business (exec::PlanRun), not this call's.
+// REQUIRES: the op is prepared (Prepare()) and every op it reads has committed.
+// Throws InvalidArgument for an op or task out of range, and the failure of the last
+// attempt as Execute does (`op "add-3" failed at block (1, 2) after 3 attempts: ...`).
+// Thread-safe: tasks of one op may run at once on several threads.
+TaskRecord RunPlanTask(
+    const std::vector<std::shared_ptr<ExecutableOp>>& ops, const Spec& spec, int op,
+    std::int64_t task, const ExecuteOptions& options = {},
+    std::chrono::steady_clock::time_point run_start = std::chrono::steady_clock::now());
+// The same for one task of a finalized plan (its executable_ops() and spec()).
+TaskRecord RunPlanTask(const FinalizedPlan& plan, int op, std::int64_t task,
+                       const ExecuteOptions& options = {});
+
+namespace exec {
+
+class PlanRun;  // tessera/exec/plan_run.hpp
+
+// The concurrency an executor's run reached (ExecutionReport::max_tasks_at_once and
+// max_admitted_mem): the most tasks it ran at once, and the largest sum of their costs
+// (exec's TaskCost: a task's projection less reserved_mem) while they ran.
+struct AdmissionFigures {
+  int max_tasks_at_once = 0;
+  std::int64_t max_admitted_mem = 0;
+};
+
+// How a plan's tasks are run: one at a time here, on threads, on MPI ranks, on a
+// cluster. An executor decides only which task runs when and where; what every run
+// shares (checking the plan, preparing, measuring, retrying, recording, progress,
+// releasing outputs, the report) is PlanRun's, so that an executor is small.
+//
+//   class Reverse : public exec::Executor {             // a test's executor
+//    public:
+//     std::string_view name() const override { return "reverse"; }
+//     int workers() const override { return 1; }
+//     exec::AdmissionFigures Run(exec::PlanRun& run) override { ... }
+//   };
+//   exec::ExecutorRegistry::Global().Register("reverse", "tasks last to first",
+//       [](const Spec&) { return std::make_unique<Reverse>(); });
+//   spec.executor = "reverse";   // Execute(ops, spec) now runs it
+//
+// An executor object runs one plan (one Execute) and is then dropped.
+class Executor {
+ public:
+  virtual ~Executor() = default;
+
+  // The name Spec::executor chose it by ("threads").
+  virtual std::string_view name() const = 0;
+  // The most tasks it runs at once, as the run's history records it.
+  virtual int workers() const = 0;
+  // Runs every op of `run` once: PrepareOp, then RecordTask for each of its tasks (run
+  // through RunPlanTask, or the like), then CommitOp, an op only once every op it reads
+  // (PlanRun::inputs) has committed. Throws the first failure (of a task, a hook or the
+  // executor itself); Execute records it and rethrows it to the caller.
+  virtual AdmissionFigures Run(PlanRun& run) = 0;
+};
+
+// Which executor each Spec::executor name makes. Thread-safe.
+//
+// Registration is explicit: the built-in executors ("sync", "threads") are registered
+// by name in one place (RegisterBuiltinExecutors, src/exec/executor_registry.cpp), so
+// a new executor is its own folder under src/exec plus one line there; a front end or
+// a test registers its own at run time.
+class ExecutorRegistry {
+ public:
+  // Makes the executor for a spec; may read its fields (max_workers, ...).
+  using Factory = std::function<std::unique_ptr<Executor>(const Spec& spec)>;
+
+  // The process's registry, the built-in executors registered at its first use.
+  static ExecutorRegistry& Global();
+
+  // An empty registry (tests); Global() holds the built-in executors.
+  ExecutorRegistry() = default;
+
+  // Makes `factory`'s executor the one Spec::executor == `name` chooses; `summary`
+  // says in a few words how it runs tasks ("one task at a time"), for messages.
+  // InvalidArgument when `name` is empty or taken, or `factory` is empty.
+  void Register(std::string name, std::string summary, Factory factory);
+  // Names an executor this build knows of but cannot run, so that choosing it says
+  // why (`reason`: "is not supported yet") rather than that it is unknown.
+  // InvalidArgument when `name` is empty or taken.
+  void RegisterUnavailable(std::string name, std::string reason);
+  // Removes `name`'s entry; false when there was none.
+  bool Unregister(std::string_view name);
+
+  // The names of the executors it can make, sorted.
+  std::vector<std::string> names() const;
+  // The executor spec.executor names. InvalidArgument naming the executors it can
+  // make when spec.executor is unknown or unavailable:
+  //   unknown executor "gpu"; valid executors: "sync", "threads" ("mpi" is not supported yet)
+  std::unique_ptr<Executor> Make(const Spec& spec) const;
+
+ private:
+  struct Entry {
+    std::string summary;  // or, when !factory, why it is unavailable
+    Factory factory;
+  };
+  void Add(std::string name, Entry entry);
+
+  mutable std::mutex mutex_;
+  std::map<std::string, Entry, std::less<>> entries_;  // GUARDED_BY(mutex_)
+};
+
+// Registers the executors every build has: "sync", "threads" (and "mpi" as not yet
+// supported). Global() calls it once.
+void RegisterBuiltinExecutors(ExecutorRegistry& registry);
+
+// ExecutorRegistry::Global().Make(spec).
+std::unique_ptr<Executor> MakeExecutor(const Spec& spec);
+
+}  // namespace exec
 }  // namespace tessera
