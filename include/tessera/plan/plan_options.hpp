@@ -24,8 +24,10 @@ struct PlanOptions {
   // Planner passes to skip, by name (the environment variable TESSERA_DISABLE_PASSES
   // adds to them, comma-separated): rechunk_of_rechunk, power_by_constant, fusion,
   // fusion_split, tiers, history. The results do not change; the plan may cost more
-  // (or, without fusion_split, be refused for memory). Other names, and the passes a plan
-  // cannot be made without (lowering, memory_check, ...), are an InvalidArgument.
+  // (or, without fusion_split or tiers — intermediates then go to disk, with codec
+  // buffers — be refused under a budget only the pass made fit). Other names, and the
+  // passes a plan cannot be made without (lowering, memory_check, ...), are an
+  // InvalidArgument.
   std::vector<std::string> disabled_passes;
   // A fused task reads at most this many stored arrays...
   int max_fused_sources = 8;
