@@ -194,7 +194,12 @@ NodeSet ChooseBoundaries(const LogicalPlan& plan, bool fuse) {
 
 std::string DescribeLogicalPlan(const LogicalPlan& plan) {
   std::ostringstream out;
+  std::size_t lines = 0;
   for (const NodePtr& node : plan.order) {
+    if (lines++ == kDescribedNodes) {
+      out << "  ... and " << plan.order.size() - kDescribedNodes << " more nodes\n";
+      break;
+    }
     // A constant shows its value; other nodes their inputs.
     const std::string arguments = node->kind() == NodeKind::kConstant
                                       ? node->detail().constant.ToString()

@@ -63,7 +63,10 @@ bool IsComputedBoundary(const LogicalPlan& plan, const Node& node);
 NodeSet ChooseBoundaries(const LogicalPlan& plan, bool fuse);
 
 // One line per node, in order: name, op, shape, chunks, dtype, inputs, and whether it
-// is stored (and where). Names as the nodes carry them.
+// is stored (and where). Names as the nodes carry them. At most kDescribedNodes lines:
+// explain() keeps one description per pass, and a graph of 10^5 nodes must not make
+// every plan hold megabytes of text.
+inline constexpr std::size_t kDescribedNodes = 500;
 std::string DescribeLogicalPlan(const LogicalPlan& plan);
 
 }  // namespace tessera

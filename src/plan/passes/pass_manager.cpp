@@ -17,7 +17,13 @@ namespace {
 // The plan once lowered: per group its ops, what each computes, holds and reads.
 std::string DescribePhysicalPlan(const FinalizedPlan::State& state) {
   std::ostringstream out;
+  std::size_t described = 0;
   for (const OpGroup& group : state.groups) {
+    // At most kDescribedNodes groups, as DescribeLogicalPlan.
+    if (described++ == kDescribedNodes) {
+      out << "  ... and " << state.groups.size() - kDescribedNodes << " more groups\n";
+      break;
+    }
     const char* what = group.kind == OpGroupKind::kRechunkStages     ? " stages"
                        : group.kind == OpGroupKind::kReductionRounds ? " rounds"
                                                                      : "";
