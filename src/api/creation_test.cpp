@@ -136,7 +136,7 @@ TEST(CreationLikeTest, LikeALazyOrStoredArrayReadsNothingOfIt) {
   EXPECT_EQ(filled.chunks(), (Shape{30, 25}));
   const FinalizedPlan plan = filled.plan();
   ASSERT_EQ(plan.ops().size(), 1u) << plan.summary();
-  EXPECT_EQ(plan.ops().front().kind, "generate") << plan.summary();
+  EXPECT_EQ(plan.ops().front().kind, OpKind::kGenerate) << plan.summary();
   EXPECT_EQ(plan.ops().front().chunk_reads, 0) << plan.summary();
   const NDArray values = filled.compute();
   ASSERT_EQ(values.dtype(), float32);

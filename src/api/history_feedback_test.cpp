@@ -75,7 +75,7 @@ NDArray AlsoSame(std::span<const NDArray> in, const BlockInfo&) { return in[0]; 
 
 const OpInfo& OpOfKind(const FinalizedPlan& plan, const std::string& kind) {
   for (const OpInfo& info : plan.ops()) {
-    if (info.kind == kind) return info;
+    if (OpKindName(info.kind) == kind) return info;
   }
   throw std::runtime_error("no " + kind + " op in the plan:\n" + plan.summary());
 }
@@ -132,7 +132,7 @@ TEST(HistoryFeedbackTest, AKernelsOwnMemoryIsLearnedAndPlansTheNextRun) {
   if (!testing::kAddressSanitizer) {
     EXPECT_EQ(op2.concurrency, 2);  // ASan's figures vary
   }
-  EXPECT_EQ(plan2.required_allowed_mem(), op2.learned_mem);        // what ran, without the margin
+  EXPECT_EQ(plan2.required_allowed_mem(), op2.learned_mem);  // what ran, without the margin
   EXPECT_NE(plan2.summary().find(op2.name + ": from history, run " +
                                  std::to_string(report1.history_run) + " measured"),
             std::string::npos)

@@ -294,7 +294,7 @@ TEST(LinalgTest, SlabWidthFollowsAllowedMemAndProjectsExactly) {
   EXPECT_EQ(whole.contraction_block, Shape{3000});
   EXPECT_EQ(whole.contraction_steps, 1);
   EXPECT_EQ(whole.projected_mem, 1'000'000 + 8'000'000 + 2 * 8000 * 3000);
-  EXPECT_EQ(whole.kind, "contract");
+  EXPECT_EQ(whole.kind, OpKind::kContract);
   EXPECT_EQ(whole.num_tasks, 2);
   // 40 MB: 2000 (two chunks) needs 41e6, one chunk 25e6.
   const OpInfo chunk = plan_for(40'000'000);
@@ -325,7 +325,7 @@ TEST(LinalgTest, LargeMatmulStreamsTheContractionWithinItsBudget) {
   const Array c = matmul(a, b);
   const FinalizedPlan plan = c.plan();
   const OpInfo& info = plan.ops().back();
-  EXPECT_EQ(info.kind, "contract");
+  EXPECT_EQ(info.kind, OpKind::kContract);
   EXPECT_GT(info.contraction_steps, 1);
   EXPECT_EQ(info.contraction_block, Shape{1000});
   ExecutionReport report;
@@ -379,7 +379,7 @@ TEST(LinalgTest, MeasuredNeverExceedsProjectedOnStoredInputs) {
   // vecdot is a reduction of the product, computed block by block in its first round.
   for (const Array& c : {tensordot(a, b, {1}, {1}), vecdot(a, a2, -2)}) {
     SCOPED_TRACE(c.name());
-    if (c.plan().ops().back().kind == "contract") {
+    if (c.plan().ops().back().kind == OpKind::kContract) {
       EXPECT_GT(c.plan().ops().back().contraction_steps, 1);
     }
     report = {};

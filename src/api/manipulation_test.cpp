@@ -131,7 +131,7 @@ TEST(ManipulationTest, ReshapeSplitsAndMergesAxes) {
   const Array reshaped = reshape(odd, {3, 8});
   EXPECT_EQ(Computed(reshaped), iota);
   EXPECT_EQ(reshaped.node()->inputs().front()->kind(), NodeKind::kRechunk);
-  EXPECT_EQ(reshaped.plan().ops().back().kind, "reshape");
+  EXPECT_EQ(reshaped.plan().ops().back().kind, OpKind::kReshape);
   EXPECT_EQ(Computed(reshape(Iota({2, 1, 3}, {1, 1, 2}), {2, 3})),
             (std::vector<std::int32_t>{0, 1, 2, 3, 4, 5}));
   EXPECT_EQ(ErrorOf([&] {

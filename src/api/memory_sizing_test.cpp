@@ -221,9 +221,9 @@ TEST(MemorySizing, EveryOpGetsTheSmallestTierAndACostFromHistoryDurations) {
   ASSERT_GE(first.ops().size(), 2u);
   const OpInfo& small = first.ops().front();
   const OpInfo& large = first.ops().back();
-  EXPECT_EQ(small.kind, "elementwise");
+  EXPECT_EQ(small.kind, OpKind::kElementwise);
   EXPECT_EQ(small.memory_size, 1'000'000);
-  EXPECT_EQ(large.kind, "rechunk");
+  EXPECT_EQ(large.kind, OpKind::kRechunk);
   EXPECT_EQ(large.memory_size, 8'000'000);
   // With tiers the budget is the smallest tier that runs the plan.
   EXPECT_EQ(first.spec().allowed_mem, 8'000'000);

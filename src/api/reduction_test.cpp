@@ -67,7 +67,7 @@ TEST(ReductionTest, SmallBudgetTakesSeveralRounds) {
   EXPECT_LE(plan.max_projected_mem(), 1000);
   int rounds = 0;
   for (const OpInfo& op : plan.ops()) {
-    if (op.kind == "reduce") ++rounds;
+    if (op.kind == OpKind::kReduce) ++rounds;
   }
   EXPECT_GT(rounds, 1) << plan.summary();
   // docs/memory-model.md, "Reductions": 8 tasks of 13 rows, each streaming its rows one
@@ -101,7 +101,7 @@ TEST(ReductionTest, RoundsFollowFromTheBudget) {
     const FinalizedPlan plan = sum(x(allowed)).plan();
     EXPECT_LE(plan.max_projected_mem(), allowed);
     int rounds = 0;
-    for (const OpInfo& op : plan.ops()) rounds += op.kind == "reduce" ? 1 : 0;
+    for (const OpInfo& op : plan.ops()) rounds += op.kind == OpKind::kReduce ? 1 : 0;
     return rounds;
   };
   const int generous = rounds_under(1 << 20);

@@ -139,10 +139,13 @@ void CalcCommand::AddOptions(CLI::App& command) {
                    "STORE.tessera-partial (refused unless the inputs, formula and options "
                    "are the same)");
   command.add_flag("--quiet", quiet_, "No progress on stderr");
+  command.add_flag("--explain", explain_,
+                   "Print the plan after every pass of the planner, with its time (implies "
+                   "--plan)");
 }
 
 void CalcCommand::Run(std::ostream& out) const {
-  const bool plan_only = plan_only_ || plan_->parsed();
+  const bool plan_only = plan_only_ || explain_ || plan_->parsed();
   const Spec spec = spec_options_.Build();
   const std::vector<Input> inputs = OpenInputs(inputs_);
 
@@ -178,6 +181,7 @@ void CalcCommand::Run(std::ostream& out) const {
     const FinalizedPlan plan = target ? result.array.plan_to_zarr(target->string(), options)
                                       : result.array.plan(options.compute.plan);
     WritePlan(out, expression_, inputs, result, target, options, spec, plan);
+    if (explain_) out << "Planner passes:\n" << plan.explain(/*with_timings=*/true) << '\n';
     out << "Nothing was run: no chunk was read or written. Run `tessera calc` with the same "
            "arguments"
         << (target ? "" : " and --output STORE") << " to compute it.\n";

@@ -61,6 +61,7 @@ class CalcCommand {
   SpecOptions spec_options_{SpecOptions::AllowedMem::kAutoByDefault};
   std::string codec_;  // "" = to_zarr's default
   bool plan_only_ = false;
+  bool explain_ = false;  // --explain: the plan after every planner pass
   bool overwrite_ = false;
   bool resume_ = false;
   bool quiet_ = false;

@@ -131,12 +131,16 @@ RechunkCommand::RechunkCommand(CLI::App& app)
                      "Continue an interrupted run: keep the chunks it left in OUT.tessera-partial "
                      "(refused unless IN, OUT's metadata and the plan are the same)");
   command_->add_flag("--quiet", quiet_, "No progress on stderr");
+  command_->add_flag("--explain", explain_,
+                     "Print the plan after every pass of the planner, with its time (implies "
+                     "--plan)");
 }
 
 void RechunkCommand::Run(std::ostream& out) const {
   const StoredArrayArgument source = OpenArrayArgument(in_path_, "IN");
   const fs::path target = TargetPath(out_path_);
-  CheckTarget({{"IN", source.directory}}, "OUT", target, overwrite_ || plan_only_);
+  const bool plan_only = plan_only_ || explain_;
+  CheckTarget({{"IN", source.directory}}, "OUT", target, overwrite_ || plan_only);
   std::error_code exists_error;
   const bool replaces = fs::exists(target, exists_error);
   const Spec spec = spec_options_.Build();
@@ -149,7 +153,7 @@ void RechunkCommand::Run(std::ostream& out) const {
   options.fill_value = source.array.metadata().fill_value;
   options.attributes_json = source.array.attributes().other_json;
   options.byte_order = source.array.metadata().byte_order;
-  options.overwrite = overwrite_ || plan_only_;  // --plan writes nothing
+  options.overwrite = overwrite_ || plan_only;  // --plan writes nothing
   options.resume = resume_;
   options.compute.plan.intermediate_tier = IntermediateTier(intermediate_);
   options.compute.plan.allow_over_total_mem = allow_over_total_mem_;
@@ -157,11 +161,12 @@ void RechunkCommand::Run(std::ostream& out) const {
   options.compute.execute.label = "tessera rechunk";
 
   const Array rechunked = from_zarr(source.store, "", spec).rechunk(chunks);
-  if (plan_only_) {
+  if (plan_only) {
     const FinalizedPlan plan = rechunked.plan_to_zarr(target.string(), options);
     WritePlanHeader(out, source, target.string(), rechunked, options.compressor, codec_.empty(),
                     spec, plan, intermediate_);
     out << '\n' << plan.summary() << '\n';
+    if (explain_) out << "Planner passes:\n" << plan.explain(/*with_timings=*/true) << '\n';
     out << "Nothing was run (--plan): no chunk was read or written. Run the same command "
            "without --plan to rechunk.\n";
     if (replaces && !overwrite_) {

@@ -54,6 +54,7 @@ class RechunkCommand {
   std::string codec_;  // "" = IN's compressor
   std::string intermediate_ = "auto";
   bool plan_only_ = false;
+  bool explain_ = false;  // --explain: the plan after every planner pass (implies --plan)
   bool allow_over_total_mem_ = false;
   bool overwrite_ = false;
   bool resume_ = false;

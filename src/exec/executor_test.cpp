@@ -53,7 +53,7 @@ class FakeOp : public ExecutableOp {
   FakeOp(std::string name, std::int64_t num_tasks, EventLog* log = nullptr)
       : log_(log), runs_(static_cast<std::size_t>(num_tasks)) {
     info_.name = std::move(name);
-    info_.kind = "fake";
+    info_.kind = OpKind::kElementwise;
     info_.num_tasks = num_tasks;
     info_.projected_mem = 1000;
     info_.concurrency = 64;
@@ -153,7 +153,7 @@ TEST_P(ExecutorTest, MeasuresEachTasksBufferPeakPlusReservedMem) {
   ASSERT_EQ(report.ops.size(), 1u);
   const OpReport& op_report = report.ops[0];
   EXPECT_EQ(op_report.name, "measure");
-  EXPECT_EQ(op_report.kind, "fake");
+  EXPECT_EQ(op_report.kind, "elementwise");
   EXPECT_EQ(op_report.tasks, 6);
   EXPECT_EQ(op_report.tasks_skipped, 0);
   EXPECT_EQ(op_report.measured_mem_max, expected);
@@ -401,7 +401,7 @@ TEST_P(ExecutorTest, MeasuresWhatTheAllocatorCannotSee) {
   // One warning, for the op that went over what the plan counted (its projection).
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_EQ(report.warnings, warnings);
-  EXPECT_NE(warnings[0].find("op \"own-scratch\" (fake) measured"), std::string::npos)
+  EXPECT_NE(warnings[0].find("op \"own-scratch\" (elementwise) measured"), std::string::npos)
       << warnings[0];
   EXPECT_NE(warnings[0].find("above the " + format_bytes(12 * kMiB + 500) +
                              " the plan counted for it (its projection)"),

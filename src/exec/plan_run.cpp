@@ -116,7 +116,7 @@ std::optional<std::string> FootprintWarning(const ExecutableOp& op, const OpRepo
                               op_report.fingerprint +
                               ") counts it, refusing to run where allowed_mem is below it"
                         : "turn history on (Spec::history) so that the next plan counts it";
-  if (op_report.kind == "map_blocks" || op_report.kind == "blockwise") {
+  if (op.info().kind == OpKind::kMapBlocks || op.info().kind == OpKind::kBlockwise) {
     warning += ", or declare what a map_blocks kernel allocates (its extra_projected_mem)";
   }
   return warning;
@@ -148,7 +148,7 @@ std::span<const TaskRecord> OpTasks(const ExecutionReport& report,
 OpReport StartReport(const OpInfo& info) {
   OpReport op_report;
   op_report.name = info.name;
-  op_report.kind = info.kind;
+  op_report.kind = std::string(OpKindName(info.kind));
   op_report.fingerprint = info.fingerprint;
   op_report.tasks = info.num_tasks;
   op_report.projected_mem = info.projected_mem;

@@ -97,7 +97,7 @@ class ProbeOp : public ExecutableOp {
   ProbeOp(std::string name, std::int64_t num_tasks, std::int64_t projected, Tracker& tracker)
       : tracker_(tracker) {
     info_.name = std::move(name);
-    info_.kind = "probe";
+    info_.kind = OpKind::kElementwise;
     info_.num_tasks = num_tasks;
     info_.projected_mem = projected;
     projection_ = [projected](std::int64_t) { return projected; };

@@ -28,11 +28,58 @@ std::string DotEscape(const std::string& text) {
 }  // namespace
 
 FinalizedPlan::State::~State() {
+  executables.clear();
   ops.clear();
-  outputs.clear();
   // Only a directory this process made and marked; a plan that never ran made none.
   if (!work_directory.empty()) RemoveWorkDirectory(work_directory);
 }
+
+void FinalizedPlan::State::OpenGroup(OpGroupKind kind, std::string node) {
+  groups.push_back(OpGroup{kind, std::move(node), {}});
+}
+
+int FinalizedPlan::State::AddOp(PlannedOp op) {
+  const int index = static_cast<int>(ops.size());
+  op.group = static_cast<int>(groups.size()) - 1;
+  groups.back().ops.push_back(index);
+  ops.push_back(std::move(op));
+  return index;
+}
+
+void FinalizedPlan::State::Seal() {
+  infos.clear();
+  executables.clear();
+  for (const PlannedOp& planned : ops) {
+    infos.push_back(planned.info());
+    executables.push_back(planned.op);
+  }
+}
+
+std::string_view OpKindName(OpKind kind) {
+  switch (kind) {
+    case OpKind::kElementwise:
+      return "elementwise";
+    case OpKind::kBlockwise:
+      return "blockwise";
+    case OpKind::kMapBlocks:
+      return "map_blocks";
+    case OpKind::kGenerate:
+      return "generate";
+    case OpKind::kRechunk:
+      return "rechunk";
+    case OpKind::kReduce:
+      return "reduce";
+    case OpKind::kContract:
+      return "contract";
+    case OpKind::kGather:
+      return "gather";
+    case OpKind::kReshape:
+      return "reshape";
+  }
+  return "elementwise";
+}
+
+std::ostream& operator<<(std::ostream& out, OpKind kind) { return out << OpKindName(kind); }
 
 std::string_view TierName(Tier tier) {
   switch (tier) {
@@ -100,7 +147,7 @@ const std::vector<OpInfo>& FinalizedPlan::ops() const { return state_->infos; }
 const Spec& FinalizedPlan::spec() const { return state_->spec; }
 
 const std::vector<std::shared_ptr<ExecutableOp>>& FinalizedPlan::executable_ops() const {
-  return state_->ops;
+  return state_->executables;
 }
 
 NDArray FinalizedPlan::TakeResult(std::size_t index) {
@@ -108,7 +155,7 @@ NDArray FinalizedPlan::TakeResult(std::size_t index) {
     throw InvalidArgument("TakeResult: the plan has " + std::to_string(state_->result_ops.size()) +
                           " outputs, not " + std::to_string(index + 1));
   }
-  const auto& output = state_->outputs[static_cast<std::size_t>(state_->result_ops[index])];
+  const auto& output = state_->ops[static_cast<std::size_t>(state_->result_ops[index])].output();
   auto* result = dynamic_cast<ResultOutput*>(output.get());
   if (result == nullptr) {
     throw InvalidArgument("TakeResult: output " + std::to_string(index) +
@@ -124,8 +171,9 @@ std::string FinalizedPlan::to_dot() const {
   for (std::size_t i = 0; i < state_->infos.size(); ++i) {
     const OpInfo& info = state_->infos[i];
     dot << "  op" << i << " [shape=box, style=rounded, label=\"" << DotEscape(info.name) << "\\n"
-        << DotEscape(info.kind) << ", " << info.num_tasks << " tasks\\nprojected "
-        << format_bytes(info.projected_mem) << "\\n-> " << TierName(info.tier);
+        << DotEscape(std::string(OpKindName(info.kind))) << ", " << info.num_tasks
+        << " tasks\\nprojected " << format_bytes(info.projected_mem) << "\\n-> "
+        << TierName(info.tier);
     if (info.estimate_from_history) {
       dot << "\\nfrom history: " << format_bytes(info.estimated_mem);
     }
@@ -134,7 +182,7 @@ std::string FinalizedPlan::to_dot() const {
     }
     dot << "\"];\n";
     for (const int input : info.inputs) dot << "  op" << input << " -> op" << i << ";\n";
-    for (const std::string& source : state_->sources[i]) {
+    for (const std::string& source : state_->ops[i].sources) {
       if (std::find(sources_drawn.begin(), sources_drawn.end(), source) == sources_drawn.end()) {
         sources_drawn.push_back(source);
         dot << "  \"" << DotEscape(source) << "\" [shape=cylinder];\n";
@@ -167,7 +215,7 @@ std::string FinalizedPlan::summary() const {
   std::size_t kind_width = 4;
   for (const OpInfo& info : state_->infos) {
     name_width = std::max(name_width, info.name.size());
-    kind_width = std::max(kind_width, info.kind.size());
+    kind_width = std::max(kind_width, OpKindName(info.kind).size());
   }
   out << "  " << std::left << std::setw(static_cast<int>(name_width)) << "op"
       << "  " << std::setw(static_cast<int>(kind_width)) << "kind"
@@ -186,7 +234,7 @@ std::string FinalizedPlan::summary() const {
       fused += (fused.empty() ? "" : " -> ") + member;
     }
     std::string reads;
-    for (const std::string& source : state_->sources[i])
+    for (const std::string& source : state_->ops[i].sources)
       reads += (reads.empty() ? "" : ", ") + source;
     for (const int input : info.inputs) {
       reads += (reads.empty() ? "" : ", ") + state_->infos[static_cast<std::size_t>(input)].name;
@@ -224,14 +272,29 @@ std::string FinalizedPlan::summary() const {
         << " ops timed by history, the others (~) modeled at "
         << format_bytes(static_cast<std::int64_t>(kModeledTaskBytesPerSecond)) << "/s per task)\n";
   }
-  for (std::size_t i = 0; i < state_->infos.size(); ++i) {
-    const OpInfo& info = state_->infos[i];
-    if (info.kind == "rechunk" && info.stage > 0 && info.stage == info.num_stages) {
-      out << "\n" << DescribeRechunk(state_->infos, state_->sources, i);
+  for (const OpGroup& group : state_->groups) {
+    if (group.kind == OpGroupKind::kRechunkStages) out << "\n" << DescribeRechunk(*state_, group);
+    if (group.kind == OpGroupKind::kReductionRounds) {
+      out << "\n" << DescribeReduction(*state_, group);
     }
-    if (info.kind == "reduce" && info.stage > 0 && info.stage == info.num_stages) {
-      out << "\n" << DescribeReduction(state_->infos, i);
+  }
+  return out.str();
+}
+
+std::string FinalizedPlan::explain(bool with_timings) const {
+  std::ostringstream out;
+  for (const PassRecord& pass : state_->passes) {
+    out << "== " << pass.name;
+    if (!pass.ran) {
+      out << " (off)\n";
+      continue;
     }
+    if (with_timings) {
+      std::ostringstream seconds;
+      seconds << std::fixed << std::setprecision(6) << pass.seconds;
+      out << " (" << seconds.str() << " s)";
+    }
+    out << "\n" << pass.plan;
   }
   return out.str();
 }

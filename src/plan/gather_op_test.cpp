@@ -40,7 +40,7 @@ TEST(GatherOpTest, ProjectionIsTheBlockPlusTheLargestRead) {
   const FinalizedPlan plan =
       Finalize({PlanOutput{EveryThirdReversed(Hundred()), std::nullopt}}, SpecWith(80), {});
   ASSERT_EQ(plan.ops().size(), 1U);
-  EXPECT_EQ(plan.ops()[0].kind, "gather");
+  EXPECT_EQ(plan.ops()[0].kind, OpKind::kGather);
   EXPECT_EQ(plan.ops()[0].projected_mem, 80);
   EXPECT_EQ(plan.ops()[0].num_tasks, 4);
   // Blocks 0-2 touch 3 chunks each, block 3 (9, 6, 3, 0) one.

@@ -119,23 +119,6 @@ void CheckIntegerPowerByConstant(const Node& exponent, DType compute) {
       exponent.detail().constant.ToString() + ", or write 1.0 / x for x ** -1");
 }
 
-// x ** c for a constant c that has a cheaper exact form, as numpy's power does:
-// x ** 2 == square(x), x ** 0.5 == sqrt(x), x ** -1 == 1 / x, x ** 1 == x (floating
-// point only). Null when c is none of those. libm's pow costs ~10x a division.
-NodePtr PowerByConstant(const NodePtr& x, const Node& exponent, DType dtype) {
-  if (exponent.kind() != NodeKind::kConstant || dtype.kind() != DTypeKind::kFloat) return nullptr;
-  const double value = exponent.detail().constant.As<double>();
-  NodePtr base = CastTo(x, dtype);
-  if (value == 1) return MakeAsType(base, dtype);
-  if (value == 2) return MakeUnary("square", base);
-  if (value == 0.5) return MakeUnary("sqrt", base);
-  if (value == -1) {
-    NodePtr one = MakeConstant(base->shape(), Scalar(1), dtype, base->chunks());
-    return MakeBinary("divide", std::move(one), std::move(base));
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 bool IsElementwise(NodeKind kind) {
@@ -173,6 +156,12 @@ Node::Node(NodeKind kind, std::string op, Shape shape, Shape chunks, DType dtype
       inputs_(std::move(inputs)),
       detail_(std::move(detail)) {}
 
+NodePtr Node::WithInputs(std::vector<NodePtr> inputs) const {
+  auto copy = std::make_shared<Node>(*this);
+  copy->inputs_ = std::move(inputs);
+  return copy;
+}
+
 NodePtr MakeRechunk(NodePtr x, Shape chunks) {
   if (x == nullptr) throw InvalidArgument("rechunk: the array is empty");
   if (chunks.size() != x->shape().size()) {
@@ -196,8 +185,6 @@ NodePtr MakeRechunk(NodePtr x, Shape chunks) {
   for (std::size_t d = 0; d < current.size(); ++d)
     current[d] = std::min(current[d], std::max<Index>(x->shape()[d], 1));
   if (chunks == current) return x;
-  // A rechunk of a rechunk reads the first one's input: one shuffle, not two.
-  if (x->kind() == NodeKind::kRechunk) return MakeRechunk(x->inputs().front(), std::move(chunks));
   if (IsGenerator(x->kind())) {
     // Values depend on the index only: the same generator on the new grid.
     return MakeNode(x->kind(), x->op(), x->shape(), std::move(chunks), x->dtype(), {}, x->detail());
@@ -358,9 +345,6 @@ NodePtr MakeBinary(std::string_view op, NodePtr x, NodePtr y) {
   const kernels::Signature signature = kernels::ResolveBinary(binary, x->dtype(), y->dtype());
   Shape shape = BroadcastShapes(x->shape(), y->shape());
   if (binary == kernels::BinaryOp::kPow) CheckIntegerPowerByConstant(*y, signature.input);
-  if (binary == kernels::BinaryOp::kPow && x->shape() == shape) {
-    if (NodePtr faster = PowerByConstant(x, *y, signature.input)) return faster;
-  }
   const NodePtr operands[] = {x, y};
   Shape chunks = ResultChunks(shape, operands);
   x = BroadcastTo(CastTo(std::move(x), signature.input), shape, chunks);

@@ -36,7 +36,8 @@ void AssignMemorySize(OpInfo& info, const Spec& spec) {
     const auto tier = std::lower_bound(spec.memory_tiers.begin(), spec.memory_tiers.end(), needed);
     if (tier == spec.memory_tiers.end()) {
       throw MemoryBudgetError(
-          "op \"" + info.name + "\" (" + info.kind + ") needs " + format_bytes(needed) +
+          "op \"" + info.name + "\" (" + std::string(OpKindName(info.kind)) + ") needs " +
+          format_bytes(needed) +
           " per task (reserved_mem included), more than the largest memory tier (" +
           format_bytes(spec.memory_tiers.back()) +
           "); add a larger tier, or plan with allowed_mem at most the largest tier (or "

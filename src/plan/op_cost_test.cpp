@@ -21,7 +21,7 @@ Spec TieredSpec() {
 OpInfo OpOf(std::int64_t estimated_mem, std::int64_t tasks) {
   OpInfo info;
   info.name = "add-1";
-  info.kind = "elementwise";
+  info.kind = OpKind::kElementwise;
   info.num_tasks = tasks;
   info.projected_mem = estimated_mem;
   info.estimated_mem = estimated_mem;

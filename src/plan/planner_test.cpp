@@ -59,7 +59,7 @@ TEST(PlannerTest, UncompressedSourceDecodesInPlace) {
   ASSERT_EQ(plan.ops().size(), 1u);
   EXPECT_EQ(plan.ops()[0].projected_mem, 2400);
   EXPECT_EQ(plan.ops()[0].num_tasks, 4);
-  EXPECT_EQ(plan.ops()[0].kind, "elementwise");
+  EXPECT_EQ(plan.ops()[0].kind, OpKind::kElementwise);
 }
 
 TEST(PlannerTest, EdgeBlocksOfRawSourceReadThroughAChunkBuffer) {

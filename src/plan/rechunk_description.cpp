@@ -48,31 +48,32 @@ std::string Destination(const OpInfo& info) {
 
 }  // namespace
 
-std::string DescribeRechunk(const std::vector<OpInfo>& infos,
-                            const std::vector<std::vector<std::string>>& sources,
-                            std::size_t last) {
-  const OpInfo& final_copy = infos[last];
-  const std::size_t first = last + 1 - static_cast<std::size_t>(final_copy.num_stages);
-  const OpInfo& first_copy = infos[first];
+std::string DescribeRechunk(const FinalizedPlan::State& plan, const OpGroup& stages) {
+  const auto copy = [&](std::size_t stage) -> const PlannedOp& {
+    return plan.ops[static_cast<std::size_t>(stages.ops[stage])];
+  };
+  const std::size_t last = stages.ops.size() - 1;
+  const OpInfo& final_copy = copy(last).info();
+  const OpInfo& first_copy = copy(0).info();
   std::ostringstream out;
   const std::int64_t nbytes = ShapeSize(final_copy.shape) * final_copy.dtype.itemsize();
   out << "Rechunk " << final_copy.fused.front() << ": " << ShapeToString(final_copy.shape) << " "
       << final_copy.dtype.name() << " (" << format_bytes(nbytes) << ") from chunks "
       << ShapeToString(first_copy.input_chunks) << " to " << ShapeToString(final_copy.chunks);
-  if (final_copy.num_stages == 1) {
+  if (stages.ops.size() == 1) {
     out << ", in one pass with no intermediate:\n";
   } else {
-    out << ", in " << final_copy.num_stages << " stages:\n";
+    out << ", in " << stages.ops.size() << " stages:\n";
   }
   std::int64_t reads = 0;
   std::int64_t writes = 0;
   std::int64_t bytes_decoded = 0;
-  for (std::size_t i = first; i <= last; ++i) {
-    const OpInfo& info = infos[i];
+  for (std::size_t i = 0; i <= last; ++i) {
+    const OpInfo& info = copy(i).info();
     // The share of this copy's input held in RAM (read by copying, no I/O).
     double input_in_ram = 0;
-    if (i > first) {
-      const OpInfo& previous = infos[i - 1];
+    if (i > 0) {
+      const OpInfo& previous = copy(i - 1).info();
       input_in_ram =
           previous.tier == Tier::kMemory
               ? 1.0
@@ -80,8 +81,8 @@ std::string DescribeRechunk(const std::vector<OpInfo>& infos,
                     static_cast<double>(std::max<std::int64_t>(previous.bytes_written, 1));
     }
     const std::string input =
-        i == first ? (sources[i].empty() ? std::string("its input") : sources[i].front())
-                   : "that intermediate";
+        i == 0 ? (copy(i).sources.empty() ? std::string("its input") : copy(i).sources.front())
+               : "that intermediate";
     const double per_task = info.num_tasks > 0 ? static_cast<double>(info.chunk_reads) /
                                                      static_cast<double>(info.num_tasks)
                                                : 0;

@@ -4,15 +4,13 @@
 #pragma once
 
 #include <string>
-#include <vector>
 
-#include "tessera/plan/executable_op.hpp"
+#include "finalized_plan_state.hpp"
 
 namespace tessera {
 
-// `infos[last]` is the last copy of a rechunk (stage == num_stages); the copies before
-// it are the num_stages - 1 ops just before. `sources[i]`: stored arrays op i reads.
-std::string DescribeRechunk(const std::vector<OpInfo>& infos,
-                            const std::vector<std::vector<std::string>>& sources, std::size_t last);
+// REQUIRES: `stages` is a group of `plan` (OpGroupKind::kRechunkStages), its copies in
+// stage order.
+std::string DescribeRechunk(const FinalizedPlan::State& plan, const OpGroup& stages);
 
 }  // namespace tessera

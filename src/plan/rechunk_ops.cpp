@@ -36,7 +36,7 @@ RechunkOps MakeOps(const Node& rechunk, const RechunkLayout& layout, const Rechu
                                  step.blocks_in_memory, step.num_blocks);
     OpInfo info;
     info.name = CopyName(rechunk, k, count);
-    info.kind = "rechunk";
+    info.kind = OpKind::kRechunk;
     info.fused = {rechunk.name()};
     info.shape = rechunk.shape();
     info.dtype = rechunk.dtype();

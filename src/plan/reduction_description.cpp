@@ -6,15 +6,19 @@
 
 namespace tessera {
 
-std::string DescribeReduction(const std::vector<OpInfo>& infos, std::size_t last) {
-  const OpInfo& result = infos[last];
-  const std::size_t first = last + 1 - static_cast<std::size_t>(result.num_stages);
+std::string DescribeReduction(const FinalizedPlan::State& plan, const OpGroup& rounds) {
+  const std::size_t first = 0;
+  const std::size_t last = rounds.ops.size() - 1;
+  const auto round_info = [&](std::size_t round) -> const OpInfo& {
+    return plan.ops[static_cast<std::size_t>(rounds.ops[round])].info();
+  };
+  const OpInfo& result = round_info(last);
   std::ostringstream out;
   out << "Reduction " << result.name << ": " << ShapeToString(result.shape) << " "
-      << result.dtype.name() << " in " << result.num_stages
-      << (result.num_stages == 1 ? " round" : " rounds") << ":\n";
+      << result.dtype.name() << " in " << rounds.ops.size()
+      << (rounds.ops.size() == 1 ? " round" : " rounds") << ":\n";
   for (std::size_t i = first; i <= last; ++i) {
-    const OpInfo& round = infos[i];
+    const OpInfo& round = round_info(i);
     const Index group = ShapeSize(round.task_shape);
     out << "  " << round.stage << ". " << round.name << " ";
     if (i == first) {

@@ -4,14 +4,12 @@
 #pragma once
 
 #include <string>
-#include <vector>
 
-#include "tessera/plan/executable_op.hpp"
+#include "finalized_plan_state.hpp"
 
 namespace tessera {
 
-// `infos[last]` is the last round of a reduction (kind "reduce", stage == num_stages);
-// the rounds before it are the num_stages - 1 ops just before.
-std::string DescribeReduction(const std::vector<OpInfo>& infos, std::size_t last);
+// REQUIRES: `rounds` is a group of `plan` (OpGroupKind::kReductionRounds), in round order.
+std::string DescribeReduction(const FinalizedPlan::State& plan, const OpGroup& rounds);
 
 }  // namespace tessera

@@ -127,7 +127,7 @@ class RoundPlanner {
     candidate.group = group;
     candidate.last = last;
     OpInfo info;
-    info.kind = "reduce";
+    info.kind = OpKind::kReduce;
     info.fused = {reduce_.name()};
     std::shared_ptr<OpOutput> output = result_;
     if (last) {

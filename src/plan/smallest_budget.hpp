@@ -2,7 +2,9 @@
 // src/plan; tessera::Finalize calls it.
 //
 //   auto state = PlanWithSmallestBudget(spec, [&](const Spec& trial, std::int64_t choices) {
-//     return PlanBuilder(outputs, trial, options, history, choices).Build();   // may throw
+//     PlanContext context(outputs, trial, options, history, choices);
+//     PassManager().Run(context);   // may throw
+//     return context.state;
 //   });
 //   // without tiers, state->spec.allowed_mem == FinalizedPlan(state).required_allowed_mem()
 //   // (unless the planner's choices at the requirement move too much, below); with

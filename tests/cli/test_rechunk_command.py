@@ -2,6 +2,7 @@
 zarr-python reading the target and numpy holding the source's values; --plan runs
 nothing and writes nothing; refusals name what is wrong and leave nothing behind.
 """
+import os
 import re
 import shlex
 import subprocess
@@ -126,6 +127,27 @@ def test_plan_prints_stages_and_writes_nothing(tessera_bin, tmp_path, strips):
     assert "Nothing was run (--plan)" in text
     assert not leftovers(out)
     assert list(work.iterdir()) == []
+
+
+def test_explain_prints_the_plan_after_every_pass(tessera_bin, tmp_path, strips):
+    out = tmp_path / "tiles.zarr"
+    result = run(tessera_bin, "rechunk", strips, out, "--chunks", "9,10", "--allowed-mem",
+                 "60kB", "--explain")
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert "Planner passes:" in text
+    passes = re.findall(r"^== (\w+)", text, re.MULTILINE)
+    assert passes[0] == "prune" and "fusion" in passes and passes[-1] == "memory_sizes"
+    assert re.search(r"^== lowering \([0-9.]+ s\)$", text, re.MULTILINE)
+    assert ": 2 stages" in text  # the rechunk's stages, one group
+    assert "Nothing was run (--plan)" in text  # --explain implies --plan
+    assert not leftovers(out)
+    disabled = subprocess.run([tessera_bin, "rechunk", str(strips), str(out), "--chunks", "9,10",
+                               "--allowed-mem", "60kB", "--explain"], capture_output=True,
+                              text=True, timeout=60,
+                              env={**os.environ, "TESSERA_DISABLE_PASSES": "history,fusion"})
+    assert disabled.returncode == 0, disabled.stderr
+    assert "== history (off)" in disabled.stdout and "== fusion (off)" in disabled.stdout
 
 
 def test_allowed_mem_auto_plans_and_runs_at_the_smallest_budget(tessera_bin, tmp_path, strips):

@@ -342,7 +342,7 @@ json DescribePlan(const std::vector<std::string>& names, const tessera::Finalize
   json ops = json::array();
   for (const tessera::OpInfo& op : plan.ops()) {
     ops.push_back(json{{"name", op.name},
-                       {"kind", op.kind},
+                       {"kind", std::string(tessera::OpKindName(op.kind))},
                        {"tasks", op.num_tasks},
                        {"projected_mem", op.projected_mem},
                        {"fused", op.fused},

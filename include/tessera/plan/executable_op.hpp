@@ -11,7 +11,9 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tessera/core/dtype.hpp"
@@ -36,10 +38,28 @@ std::string_view TierName(Tier tier);
 // encoding on one core; one run of the step replaces it with what was measured.
 inline constexpr double kModeledTaskBytesPerSecond = 200e6;
 
+// What an op computes. The name (OpKindName) is for printing and for history, which
+// keeps kinds by name; code compares the enum.
+enum class OpKind {
+  kElementwise,  // a fused group of elementwise ops (tile by tile)
+  kBlockwise,    // a fused group holding a map_blocks function (block by block)
+  kMapBlocks,    // a map_blocks function alone, or at the root of its group
+  kGenerate,     // a generator alone (ones, arange, random, ...)
+  kRechunk,      // one copy (stage) of a rechunk
+  kReduce,       // one round of a reduction
+  kContract,     // a contraction (matmul, tensordot, ...)
+  kGather,       // elements picked by an index map
+  kReshape,      // elements in C order in another shape
+};
+// "elementwise", "blockwise", "map_blocks", "generate", "rechunk", "reduce", "contract",
+// "gather", "reshape".
+std::string_view OpKindName(OpKind kind);
+std::ostream& operator<<(std::ostream& out, OpKind kind);
+
 // What the plan knows of one op (FinalizedPlan::ops()).
 struct OpInfo {
-  std::string name;                // unique in the plan, e.g. "add-7"
-  std::string kind;                // "elementwise", "map_blocks", "generate", "rechunk", ...
+  std::string name;  // unique in the plan, e.g. "add-7"
+  OpKind kind = OpKind::kElementwise;
   std::vector<std::string> fused;  // names of the ops fused into this one, inputs first
   Shape shape;
   Shape chunks;

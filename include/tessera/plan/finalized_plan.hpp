@@ -5,6 +5,7 @@
 //   plan.max_projected_mem();      // largest task projection, reserved_mem included
 //   std::cout << plan.summary();   // per op: kind, tasks, projected memory, fused members
 //   plan.to_dot();                 // Graphviz
+//   std::cout << plan.explain();   // the plan after each pass of the planner
 //
 // Finalize throws MemoryBudgetError when a task of any op projects above allowed_mem:
 //   Projected blockwise memory (96) exceeds allowed_mem (60), including reserved_mem (0),
@@ -67,6 +68,11 @@ class FinalizedPlan {
   // Lines saying where the plan exceeds a limit because its options allowed it
   // (PlanOptions::allow_over_total_mem); summary() prints them too.
   const std::vector<std::string>& warnings() const;
+  // The plan after every pass of the planner (plan/pass_manager.hpp), in the order they
+  // ran: "== <pass>" then the plan as that pass left it ("(unchanged)" when it changed
+  // nothing that prints; "== <pass> (off)" for a pass switched off). Deterministic (no paths, no
+  // times) unless `with_timings`, which adds each pass's seconds to its heading.
+  std::string explain(bool with_timings = false) const;
 
   // For executors.
   const std::vector<std::shared_ptr<ExecutableOp>>& executable_ops() const;

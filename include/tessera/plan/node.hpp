@@ -96,6 +96,10 @@ class Node {
   ChunkGrid grid() const { return ChunkGrid(shape_, chunks_); }
   const std::vector<NodePtr>& inputs() const { return inputs_; }
   const NodeDetail& detail() const { return *detail_; }
+  // The same node (name, op, detail) reading `inputs` instead: how a plan rewrite
+  // re-points a reader (plan/passes). REQUIRES: inputs of the shapes and dtypes the node
+  // was built for.
+  NodePtr WithInputs(std::vector<NodePtr> inputs) const;
 
  private:
   std::string name_;
@@ -150,7 +154,8 @@ NodePtr MakeMapBlocks(BlockFunction fn, std::vector<NodePtr> inputs, Shape shape
 // x with chunks `chunks` (one per dimension; -1 means the whole extent; a chunk larger
 // than its dimension is cut to it). Returns x when the chunks do not change; a
 // generator (ones, arange, random, ...) is re-chunked for free, its values being a
-// function of the index only; a rechunk of a rechunk rechunks the first one's input.
+// function of the index only. (A rechunk of a rechunk is planned as one rechunk of the
+// first one's input: the planner's rechunk_of_rechunk pass.)
 // InvalidArgument for a wrong rank or a chunk < 1.
 NodePtr MakeRechunk(NodePtr x, Shape chunks);
 

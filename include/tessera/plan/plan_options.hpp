@@ -19,7 +19,16 @@ namespace tessera {
 
 struct PlanOptions {
   // Join chains and trees of blockwise ops into one task (see docs/memory-model.md).
+  // false is the same as naming "fusion" in disabled_passes.
   bool fuse = true;
+  // Planner passes to skip, by name (the environment variable TESSERA_DISABLE_PASSES
+  // adds to them, comma-separated): rechunk_of_rechunk, power_by_constant, fusion,
+  // fusion_split, tiers, history. The results do not change; the plan may cost more
+  // (or, without fusion_split or tiers — intermediates then go to disk, with codec
+  // buffers — be refused under a budget only the pass made fit). Other names, and the
+  // passes a plan cannot be made without (lowering, memory_check, ...), are an
+  // InvalidArgument.
+  std::vector<std::string> disabled_passes;
   // A fused task reads at most this many stored arrays...
   int max_fused_sources = 8;
   // ...and at most this many stored blocks in all.

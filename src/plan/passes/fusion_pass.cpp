@@ -1,0 +1,10 @@
+// fusion: store only what must be stored (passes.hpp).
+#include "passes.hpp"
+
+namespace tessera {
+
+void FusionPass(PlanContext& context) {
+  context.logical.boundary = ChooseBoundaries(context.logical, /*fuse=*/true);
+}
+
+}  // namespace tessera

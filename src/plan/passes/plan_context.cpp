@@ -1,0 +1,181 @@
+#include "plan_context.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "node_detail.hpp"
+#include "tessera/core/buffer_pool.hpp"
+#include "tessera/core/errors.hpp"
+#include "work_directory.hpp"
+
+namespace tessera {
+
+PlanContext::PlanContext(std::vector<PlanOutput> outputs_in, const Spec& spec_in,
+                         const PlanOptions& options_in, std::shared_ptr<HistoryDatabase> history_in,
+                         std::int64_t choice_budget)
+    : spec(spec_in),
+      choice_spec(spec_in),
+      options(options_in),
+      history(std::move(history_in)),
+      requested(std::move(outputs_in)) {
+  if (choice_budget != 0) choice_spec.allowed_mem = choice_budget;
+  spec.validate();
+  if (spec.allowed_mem <= 0) {
+    throw InvalidArgument("plan: spec.allowed_mem must be set (bytes per task, e.g. \"400MB\")");
+  }
+  for (const PlanOutput& output : requested) {
+    if (output.node == nullptr) throw InvalidArgument("plan: an output array is empty");
+  }
+  state->spec = spec;
+  state->choice_budget = choice_spec.allowed_mem;
+}
+
+std::int64_t PlanContext::IntermediateBudget() const {
+  const std::int64_t tasks =
+      static_cast<std::int64_t>(spec.effective_max_workers()) * choice_spec.allowed_mem;
+  return std::max<std::int64_t>(spec.effective_total_mem() - tasks - BufferPoolCapacity(), 0);
+}
+
+Tier PlanContext::TierAlone(const Node& node) const {
+  if (options.intermediate_tier != Tier::kNone) return options.intermediate_tier;
+  return node.nbytes() <= IntermediateBudget() ? Tier::kMemory : Tier::kDisk;
+}
+
+Tier PlanContext::ChosenTier(const Node& node) const {
+  if (const auto found = logical.tiers.find(&node); found != logical.tiers.end()) {
+    return found->second;
+  }
+  return options.intermediate_tier != Tier::kNone ? options.intermediate_tier : Tier::kDisk;
+}
+
+std::shared_ptr<const StoredArray> PlanContext::Reader(const Node& node, bool provisional) {
+  if (node.kind() == NodeKind::kZarr) {
+    auto& reader = source_readers_[&node];
+    if (!reader) reader = MakeZarrStoredArray(node.detail().zarr);
+    return reader;
+  }
+  if (node.kind() == NodeKind::kInMemory) {
+    auto& reader = source_readers_[&node];
+    if (!reader) reader = MakeInMemoryStoredArray(node.detail().data, node.chunks());
+    return reader;
+  }
+  return provisional ? ProvisionalOutput(node) : outputs.at(&node);
+}
+
+std::shared_ptr<const StoredArray> PlanContext::InputArray(const Node& node) {
+  return Reader(node, /*provisional=*/false);
+}
+
+std::shared_ptr<OpOutput> PlanContext::ProvisionalOutput(const Node& node) {
+  auto& output = provisional_[&node];
+  if (!output) output = MakeOutput(node, TierAlone(node));
+  return output;
+}
+
+std::shared_ptr<OpOutput> PlanContext::MakeOutput(const Node& node, Tier tier) {
+  for (const PlanOutput& output : logical.outputs) {
+    if (output.node.get() != &node) continue;
+    if (output.target) {
+      // The stored Zarr arrays `node` is computed from, in plan order (a target records
+      // their fingerprint).
+      std::vector<std::shared_ptr<const ZarrArray>> sources;
+      for (const NodePtr& source : TopologicalOrder({output.node})) {
+        if (source->kind() == NodeKind::kZarr) sources.push_back(source->detail().zarr);
+      }
+      return MakeZarrTargetOutput(node.shape(), node.chunks(), node.dtype(), *output.target,
+                                  std::move(sources));
+    }
+    return std::make_shared<ResultOutput>(node.shape(), node.chunks(), node.dtype());
+  }
+  if (tier == Tier::kMemory) return MakeMemoryTierOutput(node.shape(), node.chunks(), node.dtype());
+  return MakeDiskTierOutput(node.shape(), node.chunks(), node.dtype(),
+                            WorkDirectory() / node.name(), options.disk_compressor);
+}
+
+const std::filesystem::path& PlanContext::WorkDirectory() {
+  if (work_directory_.empty()) {
+    RemoveStaleWorkDirectories(WorkDirectoryBase(spec));
+    work_directory_ = NewWorkDirectory(spec);
+    state->work_directory = work_directory_;
+  }
+  return work_directory_;
+}
+
+std::shared_ptr<const FusedEvaluator> PlanContext::MakeEvaluator(const Node& root,
+                                                                 const NodeSet& members) {
+  FusedEvaluator::Boundary boundary;
+  for (const Node* member : members) {
+    for (const NodePtr& input : member->inputs()) {
+      if (!members.contains(input.get())) {
+        boundary[input.get()] = Reader(*input, /*provisional=*/!lowered);
+      }
+    }
+  }
+  return std::make_shared<const FusedEvaluator>(logical.by_address.at(&root), members,
+                                                std::move(boundary), options.tile_elements);
+}
+
+std::shared_ptr<FusedOp> PlanContext::MakeFusedOp(const Node& root, const NodeSet& members,
+                                                  std::shared_ptr<OpOutput> output, OpInfo info) {
+  return std::make_shared<FusedOp>(std::move(info), MakeEvaluator(root, members), std::move(output),
+                                   spec.reserved_mem);
+}
+
+PlanContext::GroupReads PlanContext::ReadsOf(const NodeSet& members) const {
+  GroupReads reads;
+  for (const NodePtr& member : logical.order) {
+    if (!members.contains(member.get())) continue;
+    reads.fused.push_back(member->name());
+    for (const NodePtr& input : member->inputs()) {
+      if (!members.contains(input.get())) reads.stored.push_back(input.get());
+    }
+  }
+  return reads;
+}
+
+int PlanContext::AppendOp(const Node* node, std::shared_ptr<OutputOp> op,
+                          const std::vector<const Node*>& inputs,
+                          const std::vector<int>& input_ops) {
+  PlannedOp planned;
+  const std::int64_t projected = op->MaxProjection(&planned.worst_task);
+  OpInfo& info = op->mutable_info();
+  info.projected_mem = projected;
+  info.inputs = input_ops;
+  for (const Node* input : inputs) {
+    if (auto found = op_index.find(input); found != op_index.end()) {
+      if (std::find(info.inputs.begin(), info.inputs.end(), found->second) == info.inputs.end())
+        info.inputs.push_back(found->second);
+    } else if (std::find(planned.sources.begin(), planned.sources.end(), input->name()) ==
+               planned.sources.end()) {
+      planned.sources.push_back(input->name());
+    }
+  }
+  std::sort(info.inputs.begin(), info.inputs.end());
+  if (info.bytes_read == 0 && info.bytes_written == 0) {
+    // Each stored array it reads, read once, and its output written once (decoded).
+    std::vector<const Node*> read;
+    for (const Node* input : inputs) {
+      if (std::find(read.begin(), read.end(), input) != read.end()) continue;
+      read.push_back(input);
+      info.bytes_read += input->nbytes();
+    }
+    for (const int input : input_ops) {
+      const OpInfo& stored = state->ops[static_cast<std::size_t>(input)].info();
+      info.bytes_read += CheckedMul(ShapeSize(stored.shape), stored.dtype.itemsize());
+    }
+    info.bytes_written = CheckedMul(ShapeSize(info.shape), info.dtype.itemsize());
+  }
+  planned.op = std::move(op);
+  const int index = state->AddOp(std::move(planned));
+  if (node != nullptr) op_index[node] = index;
+  return index;
+}
+
+int PlanContext::Concurrency(std::int64_t projected) const {
+  // The process's reserved_mem once, and each task what it holds beyond it.
+  const std::int64_t total = spec.effective_total_mem() - spec.reserved_mem;
+  const std::int64_t task = std::max<std::int64_t>(projected - spec.reserved_mem, 1);
+  return static_cast<int>(std::clamp<std::int64_t>(total / task, 1, spec.effective_max_workers()));
+}
+
+}  // namespace tessera

@@ -1,0 +1,8 @@
+// prune: the logical plan of the requested outputs (passes.hpp).
+#include "passes.hpp"
+
+namespace tessera {
+
+void PrunePass(PlanContext& context) { context.logical = MakeLogicalPlan(context.requested); }
+
+}  // namespace tessera
