@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <optional>
-#include <system_error>
 
 #include "tessera/core/errors.hpp"
 
@@ -21,37 +20,8 @@ std::filesystem::path DatabasePath(const std::string& db_option) {
 
 }  // namespace
 
-std::shared_ptr<HistoryDatabase> OpenRecordedHistory(const std::string& db_option) {
-  const std::filesystem::path path = DatabasePath(db_option);
-  std::error_code error;
-  if (!std::filesystem::exists(path, error)) {  // checked first: opening would create it
-    throw StorageError("no history yet at " + path.string() +
-                       ": run a computation first (runs are recorded unless TESSERA_HISTORY "
-                       "is off), or name another database with --db PATH");
-  }
-  if (std::filesystem::is_directory(path, error)) {
-    throw StorageError(path.string() +
-                       " is a folder, not a history database: name the database file with "
-                       "--db PATH or TESSERA_HISTORY");
-  }
-  // Listing only reads: open read-only first, so a file (or folder) the user may not
-  // write is still listed. Only a file of an older schema (or an empty one) needs a
-  // writer to bring it up to date; that falls back to Open, which migrates.
-  std::shared_ptr<HistoryDatabase> history = HistoryDatabase::OpenToRead(path);
-  if (!history->ok()) history = HistoryDatabase::Open(path);
-  if (!history->ok()) {
-    throw StorageError("cannot read the history database " + path.string() +
-                       " (see the warning above): delete the file to start a new history, "
-                       "or name another with --db PATH");
-  }
-  return history;
-}
-
-void CheckStillReadable(const HistoryDatabase& history) {
-  if (history.ok()) return;
-  throw StorageError("reading the history database " + history.path().string() +
-                     " failed (see the warning above): delete the file to start a new "
-                     "history, or name another with --db PATH");
+std::shared_ptr<HistoryDatabase> OpenHistoryArgument(const std::string& db_option) {
+  return OpenRecordedHistory(DatabasePath(db_option), kDbOption);
 }
 
 }  // namespace tessera::cli

@@ -2,25 +2,26 @@
 // --db PATH, else where runs are recorded (ResolveHistoryPath: TESSERA_HISTORY, else the
 // cache folder). Reading never creates a file.
 //
-//   std::shared_ptr<HistoryDatabase> history = OpenRecordedHistory(db_option);
+//   std::shared_ptr<HistoryDatabase> history = OpenHistoryArgument(db_option);
 //   auto runs = history->RecentRuns(10);
-//   CheckStillReadable(*history);   // the file may break while it is read
+//   CheckStillReadable(*history, kDbOption);   // the file may break while it is read
 //
 // Errors say what to do: InvalidArgument when history is off or has no location;
-// StorageError when the file is missing, a folder, or cannot be read (after the
-// database's own warning).
+// StorageError (OpenRecordedHistory) when the file is missing, a folder, or cannot be
+// read (after the database's own warning).
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
 
-#include "tessera/memory/history.hpp"
+#include "tessera/api/history.hpp"
 
 namespace tessera::cli {
 
-std::shared_ptr<HistoryDatabase> OpenRecordedHistory(const std::string& db_option);
+// How a command names another database, for the advice of history's messages.
+inline constexpr std::string_view kDbOption = "--db PATH";
 
-// Throws StorageError when `history` stopped working during the reads just made.
-void CheckStillReadable(const HistoryDatabase& history);
+std::shared_ptr<HistoryDatabase> OpenHistoryArgument(const std::string& db_option);
 
 }  // namespace tessera::cli

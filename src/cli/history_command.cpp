@@ -13,9 +13,9 @@
 
 #include "history_argument.hpp"
 #include "nlohmann/json.hpp"
+#include "tessera/api/history.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
-#include "tessera/memory/history.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -25,11 +25,6 @@ using nlohmann::ordered_json;
 // Fingerprints are long hashes; this many characters tell steps apart in a table (and
 // --op accepts any prefix).
 constexpr std::size_t kShortFingerprint = 12;
-
-bool Matches(const OpHistory& op, const std::string& filter) {
-  return filter.empty() || op.name == filter || op.kind == filter ||
-         op.fingerprint.starts_with(filter);
-}
 
 std::string Seconds(double seconds) {
   std::ostringstream text;
@@ -146,17 +141,15 @@ HistoryCommand::HistoryCommand(CLI::App& app)
 }
 
 void HistoryCommand::Run(std::ostream& out) const {
-  const std::shared_ptr<HistoryDatabase> history = OpenRecordedHistory(database_);
+  const std::shared_ptr<HistoryDatabase> history = OpenHistoryArgument(database_);
   const std::filesystem::path& path = history->path();
   const std::vector<RunHistory> runs = history->RecentRuns(runs_);
-  CheckStillReadable(*history);
+  CheckStillReadable(*history, kDbOption);
 
   ordered_json json{{"database", path.string()}, {"runs", ordered_json::array()}};
   bool first = true;
   for (const RunHistory& run : runs) {
-    std::vector<OpHistory> ops;
-    std::copy_if(run.ops.begin(), run.ops.end(), std::back_inserter(ops),
-                 [this](const OpHistory& op) { return Matches(op, op_); });
+    const std::vector<OpHistory> ops = OpsMatching(run, op_);
     if (!op_.empty() && ops.empty()) continue;
     if (json_) {
       json["runs"].push_back(RunJson(run, ops));

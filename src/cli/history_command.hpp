@@ -1,5 +1,5 @@
 // `tessera history [--op NAME] [--runs N] [--json] [--db PATH]`: what recent runs
-// projected and measured, per op, from the history database (memory/history.hpp).
+// projected and measured, per op, from the history database (api/history.hpp).
 //
 // For each of the N most recent runs (default 10), newest first: the run (id, start
 // time, label, executor, status, duration, peak RSS) and a table of its ops: name, kind,

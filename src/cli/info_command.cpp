@@ -3,21 +3,18 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <filesystem>
 #include <iomanip>
 #include <optional>
-#include <set>
 #include <sstream>
-#include <system_error>
 #include <variant>
 #include <vector>
 
 #include "nlohmann/json.hpp"
 #include "store_argument.hpp"
+#include "tessera/api/storage.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/shape.hpp"
-#include "tessera/storage/zarr_array.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -223,66 +220,6 @@ ordered_json ArrayJson(const ArraySummary& summary) {
   return json;
 }
 
-// Members of a group, found by walking directories: a directory with .zarray is an
-// array, one with .zgroup is a subgroup (walked in turn). Arrays are not descended
-// into, so chunk files are never listed. A directory reached twice (through a symbolic
-// link) is listed once, so link cycles end. Paths are '/'-joined, sorted.
-struct GroupMembers {
-  std::vector<std::string> arrays;
-  std::vector<std::string> groups;
-};
-
-class GroupWalker {
- public:
-  explicit GroupWalker(std::filesystem::path root) : root_(std::move(root)) { FirstVisit(root_); }
-
-  GroupMembers Walk() {
-    GroupMembers members;
-    Collect("", members);
-    return members;
-  }
-
- private:
-  // False when `directory` (after resolving links) was seen before.
-  bool FirstVisit(const std::filesystem::path& directory) {
-    std::error_code error;
-    const std::filesystem::path canonical = std::filesystem::canonical(directory, error);
-    return error ? false : visited_.insert(canonical.string()).second;
-  }
-
-  void Collect(const std::string& prefix, GroupMembers& members) {
-    namespace fs = std::filesystem;
-    const fs::path directory = prefix.empty() ? root_ : root_ / prefix;
-    std::vector<std::string> names;
-    std::error_code error;
-    for (fs::directory_iterator entry(directory, error), end; !error && entry != end;
-         entry.increment(error)) {
-      const std::string name = entry->path().filename().string();
-      if (name.starts_with('.')) continue;  // metadata, temporaries, hidden files
-      std::error_code type_error;
-      if (entry->is_directory(type_error)) names.push_back(name);
-    }
-    if (error) {
-      throw StorageError("cannot list " + directory.string() + ": " + error.message());
-    }
-    std::sort(names.begin(), names.end());
-    for (const std::string& name : names) {
-      const std::string member = prefix.empty() ? name : prefix + "/" + name;
-      const fs::path path = root_ / member;
-      std::error_code exists_error;
-      if (fs::is_regular_file(path / ".zarray", exists_error)) {
-        if (FirstVisit(path)) members.arrays.push_back(member);
-      } else if (fs::is_regular_file(path / ".zgroup", exists_error) && FirstVisit(path)) {
-        members.groups.push_back(member);
-        Collect(member, members);
-      }
-    }
-  }
-
-  std::filesystem::path root_;
-  std::set<std::string> visited_;  // canonical paths of the directories listed so far
-};
-
 void WriteGroupText(std::ostream& out, const std::string& where,
                     const std::vector<ArraySummary>& arrays,
                     const std::vector<std::string>& groups) {
@@ -332,7 +269,7 @@ void InfoCommand::Run(std::ostream& out) const {
     throw FormatError(store_path_ +
                       " is neither a Zarr array nor a Zarr group (it has no .zarray or .zgroup)");
   }
-  const GroupMembers members = GroupWalker(store->root()).Walk();
+  const ZarrGroupMembers members = ListZarrGroup(*store);
   std::vector<ArraySummary> arrays;
   arrays.reserve(members.arrays.size());
   for (const std::string& member : members.arrays) {

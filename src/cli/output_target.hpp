@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/storage/codec.hpp"
+#include "tessera/api/storage.hpp"
 
 namespace tessera::cli {
 

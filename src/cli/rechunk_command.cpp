@@ -15,11 +15,11 @@
 #include "store_argument.hpp"
 #include "tessera/api/array.hpp"
 #include "tessera/api/creation.hpp"
+#include "tessera/api/storage.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/shape.hpp"
 #include "tessera/plan/target_files.hpp"
-#include "tessera/storage/zarr_array.hpp"
 
 namespace tessera::cli {
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "svg_writer.hpp"
-#include "tessera/memory/history.hpp"
+#include "tessera/api/history.hpp"
 
 namespace tessera::cli {
 

@@ -15,7 +15,6 @@
 #include "history_argument.hpp"
 #include "run_report.hpp"
 #include "tessera/core/errors.hpp"
-#include "tessera/memory/history.hpp"
 
 namespace tessera::cli {
 namespace {
@@ -43,7 +42,7 @@ std::string RecentRunsText(const HistoryDatabase& history) {
 RunHistory LoadRun(const HistoryDatabase& history, std::int64_t run_id,
                    const std::string& run_text) {
   if (std::optional<RunHistory> run = history.LoadRun(run_id)) return std::move(*run);
-  CheckStillReadable(history);
+  CheckStillReadable(history, kDbOption);
   const fs::path& database = history.path();
   if (run_id <= 0) {
     throw InvalidArgument("the history database " + database.string() +
@@ -122,7 +121,7 @@ void ReportCommand::Validate() {
 }
 
 void ReportCommand::Run(std::ostream& out) const {
-  const RunHistory run = LoadRun(*OpenRecordedHistory(db_path_), run_id_, run_);
+  const RunHistory run = LoadRun(*OpenHistoryArgument(db_path_), run_id_, run_);
   WriteAtomically(out_path_, format_ == "svg" ? RunReportSvg(run) : RunReportHtml(run));
   out << "Report of run " << run.id << " (" << run.label << ", " << run.status << ") written to "
       << out_path_ << '\n';

@@ -1,5 +1,5 @@
 // `tessera report RUN -o FILE [--db PATH] [--format html|svg]`: renders one recorded run
-// of the history database (tessera/memory/history.hpp) as a self-contained HTML page or
+// of the history database (tessera/api/history.hpp) as a self-contained HTML page or
 // an SVG (run_report.hpp): per op projected, estimated and measured memory against
 // allowed_mem, and the task timeline per worker.
 //

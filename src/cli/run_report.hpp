@@ -1,4 +1,4 @@
-// The report of one recorded run (tessera/memory/history.hpp): what each op projected,
+// The report of one recorded run (tessera/api/history.hpp): what each op projected,
 // estimated and measured, and when each task ran on which worker.
 //
 //   std::optional<RunHistory> run = history->LoadRun(0);   // the latest run
@@ -20,7 +20,7 @@
 
 #include <string>
 
-#include "tessera/memory/history.hpp"
+#include "tessera/api/history.hpp"
 
 namespace tessera::cli {
 

@@ -12,10 +12,10 @@
 #include <string>
 #include <string_view>
 
+#include "tessera/api/array.hpp"  // ExecutionReport, filled by to_zarr and compute
+#include "tessera/api/storage.hpp"
 #include "tessera/core/spec.hpp"
-#include "tessera/exec/executor.hpp"
 #include "tessera/plan/finalized_plan.hpp"
-#include "tessera/storage/zarr_array.hpp"
 
 namespace tessera::cli {
 

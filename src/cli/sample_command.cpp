@@ -9,11 +9,10 @@
 #include <sstream>
 #include <vector>
 
+#include "tessera/api/storage.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/parallel.hpp"
-#include "tessera/storage/directory_store.hpp"
-#include "tessera/storage/zarr_array.hpp"
 
 namespace tessera::cli {
 namespace {

@@ -1,6 +1,5 @@
 #include "store_argument.hpp"
 
-#include <algorithm>
 #include <filesystem>
 #include <system_error>
 #include <vector>
@@ -12,20 +11,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The names of the arrays directly inside group directory `group`, sorted.
-std::vector<std::string> MemberArrays(const fs::path& group) {
-  std::vector<std::string> names;
-  std::error_code error;
-  // increment(error), not ++: a folder that vanishes or turns unreadable mid-listing
-  // ends the list instead of throwing.
-  for (fs::directory_iterator entry(group, error), end; !error && entry != end;
-       entry.increment(error)) {
-    std::error_code ignored;
-    if (fs::exists(entry->path() / ".zarray", ignored)) {
-      names.push_back(entry->path().filename().string());
-    }
-  }
-  std::sort(names.begin(), names.end());
+// The names of the arrays directly inside the group at the root of `store`, sorted.
+std::vector<std::string> MemberArrays(const Store& store) {
+  std::vector<std::string> names = ListZarrGroup(store).arrays;
+  std::erase_if(names, [](const std::string& name) { return name.find('/') != std::string::npos; });
   return names;
 }
 
@@ -56,7 +45,7 @@ std::shared_ptr<DirectoryStore> OpenStoreArgument(const std::string& path) {
 StoredArrayArgument OpenArrayArgument(const std::string& path, const std::string& label) {
   std::shared_ptr<DirectoryStore> store = OpenStoreArgument(path);
   if (IsZarrGroup(*store, "")) {
-    const std::vector<std::string> members = MemberArrays(path);
+    const std::vector<std::string> members = MemberArrays(*store);
     if (members.empty()) {
       throw InvalidArgument(label + " " + path +
                             " is a Zarr group holding no array; pass an array");

@@ -15,8 +15,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
-#include "tessera/storage/directory_store.hpp"
-#include "tessera/storage/zarr_array.hpp"
+#include "tessera/api/storage.hpp"
 
 namespace tessera::cli {
 

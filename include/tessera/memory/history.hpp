@@ -153,4 +153,33 @@ class HistoryDatabase {
 // (nullopt when neither variable is set).
 std::optional<std::filesystem::path> ResolveHistoryPath(std::string_view setting);
 
+// Reading what runs recorded (`tessera history`, `tessera report`, a user's own tools):
+//
+//   auto history = tessera::OpenRecordedHistory(*tessera::ResolveHistoryPath(""));
+//   for (const tessera::RunHistory& run : history->RecentRuns(10)) {
+//     for (const tessera::OpHistory& op : tessera::OpsMatching(run, "rechunk")) ...
+//   }
+//   tessera::CheckStillReadable(*history);   // the file may break while it is read
+//
+// Unlike the rest of history, these throw: a reader asked for this database. Messages
+// say what to do and end with `how_to_name`, how the caller names another database
+// ("--db PATH" on the command line).
+constexpr std::string_view kNameHistoryInSpec = "Spec::history";
+
+// Opens the existing database at `path` to read it; never creates a file. Reads through
+// OpenToRead, so a file the caller may not write is still read; only a database of an
+// older schema (or an empty file) is opened with Open, which migrates it. Throws
+// StorageError when nothing is at `path` ("no history yet at PATH: run a computation
+// first ..."), when it is a folder, or when it cannot be read (after its own warning).
+std::shared_ptr<HistoryDatabase> OpenRecordedHistory(
+    const std::filesystem::path& path, std::string_view how_to_name = kNameHistoryInSpec);
+
+// Throws StorageError when `history` stopped working during the reads just made.
+void CheckStillReadable(const HistoryDatabase& history,
+                        std::string_view how_to_name = kNameHistoryInSpec);
+
+// The ops of `run` whose name or kind is `filter` or whose fingerprint starts with it
+// (all of them for an empty filter), in plan order.
+std::vector<OpHistory> OpsMatching(const RunHistory& run, std::string_view filter);
+
 }  // namespace tessera

@@ -11,6 +11,13 @@
 //   Projected blockwise memory (96) exceeds allowed_mem (60), including reserved_mem (0),
 //   in op "add-3" (elementwise, 4 tasks); the smallest allowed_mem that would run it is 96
 // A FinalizedPlan is run once (its ops write their outputs); copies share that state.
+//
+// Part of the plan's public face: finalized_plan.hpp (FinalizedPlan, OpInfo through
+// executable_op.hpp, SmallestAllowedMem), plan_options.hpp (PlanOptions, ZarrTarget) and
+// target_files.hpp (the files beside a to_zarr target) are what front ends (cli/, the
+// Python module) may include from plan/; the rest of plan/ (nodes, executable ops,
+// index maps, reductions, contractions) is the api layer's to build on, and
+// tests/check_layers.sh keeps front ends off it.
 #pragma once
 
 #include <cstdint>

@@ -15,7 +15,8 @@
 // points, outside the root too; a link at a key's own path is read through by Get and
 // SizeOf, while Set replaces the link itself and Erase removes it. Whoever can create
 // links in the root decides where those keys live. List lists links to regular files
-// but never descends into linked directories (a link cycle would never end).
+// but never descends into linked directories (a link cycle would never end); ListFolder
+// lists linked directories except those leading back up (a cycle).
 //
 // What stands at a key's path: a regular file is the value; nothing (or a directory)
 // means the key is absent; anything else (a FIFO, socket or device) makes Get and
@@ -52,6 +53,10 @@ class DirectoryStore final : public Store {
   void Set(std::string_view key, std::span<const std::byte> value) override;
   bool Erase(std::string_view key) override;
   std::vector<std::string> List(std::string_view prefix) const override;
+  // The entries of one directory: its files and subdirectories (an empty one too),
+  // temporaries left out. A linked directory is listed unless it leads back to `folder`
+  // or a directory above it up to the root, so a walk down the listing always ends.
+  std::vector<std::string> ListFolder(std::string_view folder) const override;
   std::optional<std::int64_t> SizeOf(std::string_view key) const override;
   std::string Describe() const override { return root_.string(); }
 

@@ -4,6 +4,7 @@
 //   store->Set("0.0", bytes);             // atomic: readers see the old or the new value
 //   std::optional<Buffer> chunk = store->Get("0.0");   // nullopt when absent
 //   store->List("");                      // every key, '/'-separated, sorted
+//   store->ListFolder("sub");             // the names one level below "sub/"
 //
 // Keys are relative, '/'-separated paths. ValidateKey() rejects keys that could
 // escape a store's root: empty, absolute ("/x"), "." or ".." segments, empty
@@ -54,6 +55,13 @@ class Store {
   virtual bool Erase(std::string_view key) = 0;
   // Keys starting with `prefix` (a plain string prefix), sorted.
   virtual std::vector<std::string> List(std::string_view prefix) const = 0;
+  // One level of the key hierarchy: the names directly below `folder` ("" for the root,
+  // else a key prefix without the trailing '/'), sorted, each once: the next segment of
+  // every key under it, whether it is a key itself (".zarray") or leads to longer keys
+  // ("sub" of "sub/.zgroup"). Zarr groups are listed this way (ListZarrGroup) without
+  // reading every chunk key. The default goes through List(); a store that can list one
+  // level (a directory) overrides it. Nothing below `folder`: an empty list.
+  virtual std::vector<std::string> ListFolder(std::string_view folder) const;
   // Stored size of `key` in bytes without reading it; nullopt when absent.
   virtual std::optional<std::int64_t> SizeOf(std::string_view key) const = 0;
 

@@ -33,7 +33,7 @@
 #include <thread>
 #include <vector>
 
-#include "codecs/little_endian.hpp"
+#include "little_endian.hpp"
 #include "tessera/core/errors.hpp"
 #include "test_seed.hpp"
 

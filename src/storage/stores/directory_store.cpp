@@ -12,6 +12,7 @@
 #include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "tessera/core/errors.hpp"
 
@@ -292,6 +293,56 @@ std::vector<std::string> DirectoryStore::List(std::string_view prefix) const {
   Walk(root_, "", prefix, visit);
   std::sort(keys.begin(), keys.end());
   return keys;
+}
+
+std::vector<std::string> DirectoryStore::ListFolder(std::string_view folder) const {
+  const fs::path directory = folder.empty() ? root_ : PathOf(folder);
+  std::error_code error;
+  fs::directory_iterator it(directory, error);
+  if (error) {
+    // A missing folder (or a file) has nothing below it, as in List.
+    if (error == std::errc::no_such_file_or_directory || error == std::errc::not_a_directory) {
+      return {};
+    }
+    ThrowIo("list", directory, error.value());
+  }
+  // The directories from the root down to `folder`, resolved: a linked directory leading
+  // to one of them is a cycle.
+  std::vector<fs::path> above;
+  fs::path step = root_;
+  auto add_above = [&above](const fs::path& path) {
+    std::error_code canonical_error;
+    fs::path canonical = fs::canonical(path, canonical_error);
+    if (!canonical_error) above.push_back(std::move(canonical));
+  };
+  add_above(step);
+  for (const fs::path& part : fs::path(folder)) {
+    step /= part;
+    add_above(step);
+  }
+  std::vector<std::string> names;
+  for (; it != fs::directory_iterator(); it.increment(error)) {
+    if (error) ThrowIo("list", directory, error.value());
+    const fs::directory_entry& entry = *it;
+    std::string name = entry.path().filename().string();
+    if (IsTemporaryName(name)) continue;
+    std::error_code status_error;
+    fs::file_status status = entry.symlink_status(status_error);
+    if (status_error) continue;  // vanished while listing
+    if (fs::is_symlink(status)) {
+      status = entry.status(status_error);
+      if (status_error) continue;  // dangling link
+      if (fs::is_directory(status)) {
+        const fs::path target = fs::canonical(entry.path(), status_error);
+        if (status_error || std::find(above.begin(), above.end(), target) != above.end()) {
+          continue;
+        }
+      }
+    }
+    if (fs::is_regular_file(status) || fs::is_directory(status)) names.push_back(std::move(name));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 std::optional<std::int64_t> DirectoryStore::SizeOf(std::string_view key) const {

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "tessera/core/errors.hpp"
 
@@ -38,6 +39,19 @@ std::string QuoteKey(std::string_view key) {
 }
 
 }  // namespace
+
+std::vector<std::string> Store::ListFolder(std::string_view folder) const {
+  if (!folder.empty()) ValidateKey(folder);
+  const std::string prefix = folder.empty() ? std::string() : std::string(folder) + "/";
+  std::vector<std::string> names;
+  for (const std::string& key : List(prefix)) {
+    const std::string_view rest = std::string_view(key).substr(prefix.size());
+    const std::string_view name = rest.substr(0, rest.find('/'));
+    // Keys come sorted, so the keys under one name are adjacent.
+    if (!name.empty() && (names.empty() || names.back() != name)) names.emplace_back(name);
+  }
+  return names;
+}
 
 void ValidateKey(std::string_view key) {
   if (key.empty()) {

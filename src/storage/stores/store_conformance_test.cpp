@@ -131,6 +131,20 @@ TEST_P(StoreConformanceTest, ListIsSortedAndFiltersByPlainPrefix) {
   for (const std::string& key : keys) EXPECT_EQ(Text(*store().Get(key)), key);
 }
 
+TEST_P(StoreConformanceTest, ListFolderGivesOneLevelOfNames) {
+  const std::vector<std::string> keys = {"xy",        "0.1",   "x/0/1", ".zarray",
+                                         "x/.zarray", "y/z/w", "x/0/0"};
+  for (const std::string& key : keys) store().Set(key, std::string_view(key));
+  EXPECT_EQ(store().ListFolder(""), (std::vector<std::string>{".zarray", "0.1", "x", "xy", "y"}));
+  EXPECT_EQ(store().ListFolder("x"), (std::vector<std::string>{".zarray", "0"}));
+  EXPECT_EQ(store().ListFolder("x/0"), (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(store().ListFolder("y"), std::vector<std::string>{"z"});
+  EXPECT_TRUE(store().ListFolder("nothing").empty());
+  EXPECT_TRUE(store().ListFolder("x/0/0").empty());  // a value has nothing below it
+  EXPECT_THROW(store().ListFolder(".."), InvalidArgument);
+  EXPECT_THROW(store().ListFolder("/x"), InvalidArgument);
+}
+
 TEST_P(StoreConformanceTest, EmptyValue) {
   store().Set("empty", std::span<const std::byte>());
   std::optional<Buffer> value = store().Get("empty");
