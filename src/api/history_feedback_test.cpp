@@ -129,8 +129,10 @@ TEST(HistoryFeedbackTest, AKernelsOwnMemoryIsLearnedAndPlansTheNextRun) {
   EXPECT_EQ(op2.estimated_mem,
             static_cast<std::int64_t>(std::ceil(static_cast<double>(op2.learned_mem) * 1.25)));
   EXPECT_EQ(op2.concurrency, static_cast<int>(spec.total_mem / op2.estimated_mem));
-  if (!testing::kAddressSanitizer) EXPECT_EQ(op2.concurrency, 2);  // ASan's figures vary
-  EXPECT_EQ(plan2.required_allowed_mem(), op2.learned_mem);        // what ran, without the margin
+  if (!testing::kAddressSanitizer) {
+    EXPECT_EQ(op2.concurrency, 2);  // ASan's figures vary
+  }
+  EXPECT_EQ(plan2.required_allowed_mem(), op2.learned_mem);  // what ran, without the margin
   EXPECT_NE(plan2.summary().find(op2.name + ": from history, run " +
                                  std::to_string(report1.history_run) + " measured"),
             std::string::npos)
@@ -248,7 +250,9 @@ TEST(HistoryFeedbackTest, OrdinaryOpsMeasureNothingUnaccounted) {
   ASSERT_EQ(report.ops.size(), 1u);
   // Natively a task touches no page of its own; under ASan its allocator, shadow and
   // quarantine fault pages that vary from run to run (tests/support/task_bounds.hpp).
-  if (!testing::kAddressSanitizer) EXPECT_LT(report.ops[0].unaccounted_mem_max, 256 << 10);
+  if (!testing::kAddressSanitizer) {
+    EXPECT_LT(report.ops[0].unaccounted_mem_max, 256 << 10);
+  }
 }
 
 TEST(HistoryFeedbackTest, HistoryOffRecordsNothing) {
