@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "contract_op.hpp"
+#include "disabled_passes.hpp"
 #include "finalized_plan_state.hpp"
 #include "fused_evaluator.hpp"
 #include "fused_op.hpp"
@@ -792,8 +793,9 @@ FinalizedPlan Finalize(const std::vector<PlanOutput>& outputs, const Spec& spec,
   if (const std::optional<std::filesystem::path> path = ResolveHistoryPath(spec.history)) {
     history = HistoryDatabase::OpenToRead(*path);
   }
+  const PlanOptions resolved = WithDisabledPasses(options);  // the suite's reruns
   const auto plan_at = [&](const Spec& budget, std::int64_t choice_budget) {
-    return PlanBuilder(outputs, budget, options, history, choice_budget).Build();
+    return PlanBuilder(outputs, budget, resolved, history, choice_budget).Build();
   };
   if (!spec.allowed_mem_is_auto()) return FinalizedPlan(plan_at(spec, 0));
   return FinalizedPlan(PlanWithSmallestBudget(spec, plan_at));
