@@ -65,7 +65,9 @@ struct Spec {
 
   // total_mem, or the detected memory when total_mem is 0.
   std::int64_t effective_total_mem() const;
-  // max_workers, or the hardware concurrency when 0 (at least 1).
+  // max_workers, or the hardware concurrency when 0 (at least 1). For the test suite's
+  // configuration reruns the environment variable TESSERA_FORCE_WORKERS=N (N >= 1)
+  // overrides both (docs/testing.md); any other value of it throws InvalidArgument.
   int effective_max_workers() const;
 };
 
