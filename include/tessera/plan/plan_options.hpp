@@ -64,7 +64,7 @@ struct ZarrWriteOptions {
   // The .zarray fill_value; nullopt: NaN for floating dtypes, null for others (a 0 would
   // make xarray read every real zero as missing).
   std::optional<FillValue> fill_value;
-  std::string attributes_json = "{}";  // other .zattrs entries (units, ...): a JSON object
+  std::string attributes_json = "{}";         // other .zattrs entries (units, ...): a JSON object
   ByteOrder byte_order = ByteOrder::kLittle;  // of the stored chunks (values are the same)
   // Keep the chunks a previous, interrupted run of the same work wrote (same sources,
   // target metadata and task layout, as its partial output's marker records; anything
