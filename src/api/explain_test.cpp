@@ -55,9 +55,11 @@ std::filesystem::path GoldenPath(const std::string& name) {
   return beside / name;
 }
 
-// The plan's explain() with every pass on, whatever configuration the suite reruns under.
+// The plan's explain() with every pass on and the spec's own workers, whatever
+// configuration the suite reruns under.
 std::string ExplainAllPasses(const Array& array) {
   const testing::ScopedEnvironment passes("TESSERA_DISABLE_PASSES", std::nullopt);
+  const testing::ScopedEnvironment workers("TESSERA_FORCE_WORKERS", std::nullopt);
   return NumberNames(array.plan().explain());
 }
 
