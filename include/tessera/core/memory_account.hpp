@@ -74,11 +74,25 @@ void TouchAccountedMemory(Touch&& touch) {
 // the account's peak then holds them at the moment they were held, and they are not
 // left unaccounted. Counted per call, so scratch that the system allocator maps afresh
 // each time is held once, as it is, not summed; pages it reuses cost nothing again.
-// Returns what `call` returns.
+// Returns what `call` returns. Under AddressSanitizer nothing is charged: the pages a
+// call faults there are mostly the sanitizer's (shadow, redzones, quarantine), so they
+// stay unaccounted and measured memory stays exactly the Buffers (kChargesCallScratch).
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kChargesCallScratch = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kChargesCallScratch = false;
+#else
+inline constexpr bool kChargesCallScratch = true;
+#endif
+#else
+inline constexpr bool kChargesCallScratch = true;
+#endif
+
 template <typename Call>
 decltype(auto) ChargeCallScratch(Call&& call) {
   const std::shared_ptr<MemoryAccount>& account = CurrentMemoryAccount();
-  if (!account) return call();
+  if (!kChargesCallScratch || !account) return call();
   const std::int64_t faulted_before = ThreadFaultedBytes();
   const std::int64_t fresh_before = account->fresh_bytes();
   struct Charge {
