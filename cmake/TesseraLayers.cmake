@@ -96,7 +96,11 @@ endfunction()
 
 # tessera_layer_test_target(TARGET LAYER): the test binary TARGET of LAYER compiles
 # against LAYER's root only (it links tessera with $<LINK_ONLY:tessera>).
+# A no-op when TARGET does not exist (TESSERA_BUILD_TESTS=OFF).
 function(tessera_layer_test_target target layer)
+  if(NOT TARGET ${target})
+    return()
+  endif()
   tessera_layer_root(${layer} root)
   target_include_directories(${target} PRIVATE ${root})
 endfunction()
