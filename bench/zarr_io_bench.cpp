@@ -21,6 +21,7 @@
 
 #include "CLI/CLI.hpp"
 #include "nlohmann/json.hpp"
+#include "tessera/core/parallel.hpp"
 #include "tessera/tessera.hpp"
 
 namespace {

@@ -1,6 +1,10 @@
 // Tessera: N-dimensional arrays larger than memory, computed chunk by chunk under a
 // memory budget proven before anything runs. This umbrella header is the public
-// surface; see API.md for the names that must exist.
+// surface (see API.md for the names that must exist): the array API, the value types,
+// errors, Spec, FinalizedPlan and OpInfo, ExecutionReport, the storage API and history.
+// What the engine builds them from (plan nodes, executable ops, executors) lives in
+// namespaces tessera::planner and tessera::exec, in headers under .../internal/ that
+// are not installed.
 #pragma once
 
 #include "tessera/api/array.hpp"
@@ -21,20 +25,18 @@
 #include "tessera/core/chunk_grid.hpp"
 #include "tessera/core/dtype.hpp"
 #include "tessera/core/errors.hpp"
-#include "tessera/core/memory_account.hpp"
 #include "tessera/core/ndarray.hpp"
-#include "tessera/core/parallel.hpp"
 #include "tessera/core/scalar.hpp"
 #include "tessera/core/shape.hpp"
 #include "tessera/core/spec.hpp"
 #include "tessera/core/type_promotion.hpp"
 #include "tessera/core/warning.hpp"
-#include "tessera/exec/executor.hpp"
-#include "tessera/memory/footprint_estimate.hpp"
+#include "tessera/exec/execution_report.hpp"
 #include "tessera/memory/history.hpp"
 #include "tessera/memory/process_memory.hpp"
+#include "tessera/plan/block_function.hpp"
 #include "tessera/plan/finalized_plan.hpp"
-#include "tessera/plan/node.hpp"
+#include "tessera/plan/op_info.hpp"
 #include "tessera/plan/plan_options.hpp"
 #include "tessera/storage/codec.hpp"
 #include "tessera/storage/directory_store.hpp"

@@ -3,10 +3,13 @@
 #include <utility>
 
 #include "tessera/core/errors.hpp"
-#include "tessera/exec/executor.hpp"
+#include "tessera/exec/internal/executor.hpp"
+#include "tessera/plan/internal/node.hpp"
 #include "tessera/plan/target_files.hpp"
 
 namespace tessera {
+
+using planner::MakeRechunk;
 namespace {
 
 // The outputs' spec: all arrays of one plan must agree on it.
@@ -58,9 +61,17 @@ void ToZarr(const Array& array, ZarrTarget target, const ToZarrOptions& options)
 
 }  // namespace
 
-Array::Array(NodePtr node, Spec spec) : node_(std::move(node)), spec_(std::move(spec)) {
+Array::Array(planner::NodePtr node, Spec spec) : node_(std::move(node)), spec_(std::move(spec)) {
   if (node_ == nullptr) throw InvalidArgument("Array: null node");
 }
+
+const Shape& Array::shape() const { return node_->shape(); }
+const Shape& Array::chunks() const { return node_->chunks(); }
+DType Array::dtype() const { return node_->dtype(); }
+int Array::ndim() const { return node_->ndim(); }
+Index Array::size() const { return node_->size(); }
+std::int64_t Array::nbytes() const { return node_->nbytes(); }
+const std::string& Array::name() const { return node_->name(); }
 
 Array Array::rechunk(Shape chunks) const {
   return Array(MakeRechunk(node_, std::move(chunks)), spec_);

@@ -4,9 +4,16 @@
 #include <utility>
 
 #include "tessera/core/errors.hpp"
+#include "tessera/plan/internal/node.hpp"
 #include "tessera/storage/directory_store.hpp"
 
 namespace tessera {
+
+using planner::MakeArange;
+using planner::MakeConstant;
+using planner::MakeInMemory;
+using planner::MakeRandom;
+using planner::MakeZarrSource;
 
 Array ones(Shape shape, DType dtype, Shape chunks, const Spec& spec) {
   return Array(MakeConstant(std::move(shape), Scalar(1), dtype, std::move(chunks), "ones"), spec);

@@ -3,7 +3,17 @@
 #include <type_traits>
 #include <utility>
 
+#include "tessera/plan/internal/node.hpp"
+
 namespace tessera {
+
+using planner::MakeAsType;
+using planner::MakeBinary;
+using planner::MakeBinaryWithScalar;
+using planner::MakeBroadcast;
+using planner::MakeConstant;
+using planner::MakeUnary;
+using planner::MakeWhere;
 
 Array elementwise(std::string_view function, const Array& x) {
   return Array(MakeUnary(function, x.node()), x.spec());
@@ -39,7 +49,7 @@ using ScalarFirst = Array (*)(const Scalar&, const Array&);
   Array name(const Array& x, const Array& y) { return elementwise(#name, x, y); }                 \
   Array name(const Array& x, const Scalar& y) { return elementwise(#name, x, y); }                \
   Array name(const Scalar& x, const Array& y) { return elementwise(#name, x, y); }
-#include "tessera/plan/elementwise_ops.def"
+#include "tessera/plan/internal/elementwise_ops.def"
 
 Array where(const Array& condition, const Array& x, const Array& y) {
   return Array(MakeWhere(condition.node(), x.node(), y.node()), condition.spec());

@@ -1,9 +1,9 @@
 // include/tessera/api/elementwise.hpp declares one function for each row of the table
-// of elementwise ops (tessera/plan/elementwise_ops.def) and no other: elementwise.cpp
+// of elementwise ops (tessera/plan/internal/elementwise_ops.def) and no other: elementwise.cpp
 // defines them from the rows and fails to compile where a row has no declaration; this
 // test reads the header for the other way round, a declaration without its row (which
 // would be a function nobody defines).
-#include "tessera/plan/elementwise_table.hpp"
+#include "tessera/plan/internal/elementwise_table.hpp"
 
 #include <gtest/gtest.h>
 

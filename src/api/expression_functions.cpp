@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include "tessera/plan/elementwise_table.hpp"
+#include "tessera/plan/internal/elementwise_table.hpp"
 
 namespace tessera::expression {
 namespace {

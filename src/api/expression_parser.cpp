@@ -9,8 +9,11 @@
 #include <utility>
 
 #include "tessera/api/expression.hpp"
+#include "tessera/plan/internal/node.hpp"
 
 namespace tessera::expression {
+
+using planner::MakeBinary;
 namespace {
 
 constexpr std::array<std::string_view, 6> kKeywords{"and", "or", "not", "True", "False", "None"};

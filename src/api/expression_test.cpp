@@ -18,7 +18,7 @@
 #include "expression_parser.hpp"
 #include "tessera/api/creation.hpp"
 #include "tessera/api/elementwise.hpp"
-#include "tessera/plan/elementwise_table.hpp"
+#include "tessera/plan/internal/elementwise_table.hpp"
 #include "test_seed.hpp"
 
 namespace tessera {
@@ -427,7 +427,7 @@ const std::map<std::string_view, ApiFunction>& ApiFunctions() {
     {#name, {[](const Array& x) { return tessera::name(x, x); },          \
              [](const Array& x, const Scalar& y) { return tessera::name(x, y); }, \
              [](const Scalar& x, const Array& y) { return tessera::name(x, y); }}},
-#include "tessera/plan/elementwise_ops.def"
+#include "tessera/plan/internal/elementwise_ops.def"
   };
   // clang-format on
   return functions;

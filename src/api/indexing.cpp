@@ -6,9 +6,15 @@
 #include <utility>
 
 #include "tessera/core/errors.hpp"
-#include "tessera/plan/index_map.hpp"
+#include "tessera/plan/internal/index_map.hpp"
 
 namespace tessera {
+
+using planner::AxisMap;
+using planner::IndexMap;
+using planner::MakeGather;
+using planner::OneSourceMap;
+
 namespace {
 
 // The first index, step and length a slice selects along an axis of `extent`

@@ -10,10 +10,13 @@
 #include "tessera/api/elementwise.hpp"
 #include "tessera/api/manipulation.hpp"
 #include "tessera/core/errors.hpp"
+#include "tessera/plan/internal/node.hpp"
 #include "tessera/storage/memory_store.hpp"
 #include "tessera/storage/zarr_array.hpp"
 
 namespace tessera {
+
+using planner::NodeKind;
 namespace {
 
 using testing::Computed;

@@ -9,8 +9,13 @@
 #include "tessera/api/elementwise.hpp"
 #include "tessera/api/reduction.hpp"
 #include "tessera/core/errors.hpp"
+#include "tessera/plan/internal/node.hpp"
 
 namespace tessera {
+
+using planner::BroadcastShapes;
+using planner::Contraction;
+using planner::MakeContract;
 namespace {
 
 std::string Shapes(const Array& x1, const Array& x2) {

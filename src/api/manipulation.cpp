@@ -8,9 +8,19 @@
 #include "tessera/api/elementwise.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/type_promotion.hpp"
-#include "tessera/plan/index_map.hpp"
+#include "tessera/plan/internal/index_map.hpp"
 
 namespace tessera {
+
+using planner::AxisMap;
+using planner::BroadcastShapes;
+using planner::GatherSource;
+using planner::IndexMap;
+using planner::MakeGather;
+using planner::MakeReshape;
+using planner::NodePtr;
+using planner::OneSourceMap;
+
 namespace {
 
 // A chunk length `chunk` cut to an axis of `extent` (at least 1).

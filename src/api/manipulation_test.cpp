@@ -10,8 +10,13 @@
 #include "tessera/api/elementwise.hpp"
 #include "tessera/api/indexing.hpp"
 #include "tessera/core/errors.hpp"
+#include "tessera/plan/internal/node.hpp"
 
 namespace tessera {
+
+using planner::NodeKind;
+using planner::NodePtr;
+
 namespace {
 
 using testing::Computed;

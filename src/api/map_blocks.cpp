@@ -3,8 +3,12 @@
 #include <utility>
 
 #include "tessera/core/errors.hpp"
+#include "tessera/plan/internal/node.hpp"
 
 namespace tessera {
+
+using planner::MakeMapBlocks;
+using planner::NodePtr;
 
 Array map_blocks(BlockFunction fn, const std::vector<Array>& inputs, DType dtype,
                  std::int64_t extra_projected_mem, std::string identity) {

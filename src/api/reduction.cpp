@@ -6,8 +6,11 @@
 #include <string>
 
 #include "tessera/core/errors.hpp"
+#include "tessera/plan/internal/node.hpp"
 
 namespace tessera {
+
+using planner::MakeReduce;
 
 std::vector<int> Axes::Resolve(int ndim) const {
   std::vector<int> resolved;

@@ -22,7 +22,7 @@
 #include "tessera/api/array.hpp"
 #include "tessera/api/creation.hpp"
 #include "tessera/core/errors.hpp"
-#include "tessera/exec/executor.hpp"
+#include "tessera/exec/internal/executor.hpp"
 #include "tessera/plan/finalized_plan.hpp"
 #include "tessera/plan/target_files.hpp"
 #include "tessera/storage/directory_store.hpp"

@@ -1,4 +1,4 @@
-#include "tessera/exec/executor.hpp"
+#include "tessera/exec/internal/executor.hpp"
 
 #include <atomic>
 #include <exception>
@@ -7,11 +7,13 @@
 
 #include "task_runner.hpp"
 #include "tessera/core/errors.hpp"
-#include "tessera/exec/plan_run.hpp"
+#include "tessera/exec/internal/plan_run.hpp"
 #include "tessera/plan/finalized_plan.hpp"
 #include "worker_warmup.hpp"
 
 namespace tessera {
+
+using planner::ExecutableOp;
 
 ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, const Spec& spec,
                         const ExecuteOptions& options) {

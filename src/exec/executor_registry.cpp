@@ -3,7 +3,7 @@
 
 #include "sync/sync_executor.hpp"
 #include "tessera/core/errors.hpp"
-#include "tessera/exec/executor.hpp"
+#include "tessera/exec/internal/executor.hpp"
 #include "threads/threads_executor.hpp"
 
 namespace tessera::exec {

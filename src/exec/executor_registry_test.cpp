@@ -12,13 +12,23 @@
 #include <vector>
 
 #include "tessera/core/errors.hpp"
-#include "tessera/exec/executor.hpp"
-#include "tessera/exec/plan_run.hpp"
+#include "tessera/exec/internal/executor.hpp"
+#include "tessera/exec/internal/plan_run.hpp"
 #include "tessera/plan/finalized_plan.hpp"
-#include "tessera/plan/node.hpp"
+#include "tessera/plan/internal/node.hpp"
 #include "tessera/plan/reduction.hpp"
 
 namespace tessera {
+
+using planner::ExecutableOp;
+using planner::MakeArange;
+using planner::MakeBinary;
+using planner::MakeRandom;
+using planner::MakeRechunk;
+using planner::MakeReduce;
+using planner::MakeUnary;
+using planner::NodePtr;
+
 namespace {
 
 // An executor the scheduler knows nothing of: one op at a time, always the ready op

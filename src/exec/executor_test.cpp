@@ -1,4 +1,4 @@
-#include "tessera/exec/executor.hpp"
+#include "tessera/exec/internal/executor.hpp"
 
 #include <gtest/gtest.h>
 
@@ -25,8 +25,11 @@
 #include "tessera/core/errors.hpp"
 #include "tessera/core/warning.hpp"
 #include "tessera/memory/history.hpp"
+#include "tessera/plan/internal/node.hpp"
 
 namespace tessera {
+
+using planner::ExecutableOp;
 namespace {
 
 // What every fake op of one test writes down, in order: "prepare a", "commit a", ...

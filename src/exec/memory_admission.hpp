@@ -19,7 +19,7 @@
 
 #include <cstdint>
 
-#include "tessera/plan/executable_op.hpp"
+#include "tessera/plan/internal/executable_op.hpp"
 
 namespace tessera::exec {
 

@@ -5,6 +5,8 @@
 #include <string>
 
 namespace tessera::exec {
+
+using planner::ExecutableOp;
 namespace {
 
 constexpr std::int64_t kMB = 1'000'000;

@@ -1,4 +1,4 @@
-#include "tessera/exec/plan_run.hpp"
+#include "tessera/exec/internal/plan_run.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -16,10 +16,12 @@
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/warning.hpp"
-#include "tessera/memory/footprint_estimate.hpp"
+#include "tessera/memory/internal/footprint_estimate.hpp"
 #include "tessera/memory/process_memory.hpp"
 
 namespace tessera::exec {
+
+using planner::ExecutableOp;
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -215,6 +217,8 @@ PlanRun::PlanRun(const std::vector<std::shared_ptr<ExecutableOp>>& ops, const Sp
                  const ExecuteOptions& options, int workers)
     : state_(std::make_unique<State>(ops, spec, options, workers)) {
   State& state = *state_;
+  // What would fail later for a reason known now fails before any op does work.
+  for (const auto& op : ops) op->CheckBeforeRun();
   SizeBufferPool(ops, spec);
   for (const std::vector<int>& inputs : state.inputs) {
     for (int input : inputs) ++state.readers_left[static_cast<std::size_t>(input)];

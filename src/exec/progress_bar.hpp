@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-#include "tessera/exec/executor.hpp"
+#include "tessera/exec/internal/executor.hpp"
 
 namespace tessera::exec {
 

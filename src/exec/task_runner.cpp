@@ -10,6 +10,8 @@
 
 namespace tessera::exec {
 
+using planner::ExecutableOp;
+
 std::string DescribeException(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);

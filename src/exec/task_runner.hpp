@@ -25,8 +25,8 @@
 #include <optional>
 #include <string>
 
-#include "tessera/exec/executor.hpp"
-#include "tessera/plan/executable_op.hpp"
+#include "tessera/exec/internal/executor.hpp"
+#include "tessera/plan/internal/executable_op.hpp"
 
 namespace tessera::exec {
 
@@ -36,7 +36,7 @@ bool IsRetryable(const std::exception_ptr& error);
 class OpTaskRunner {
  public:
   // `op` and `options` must outlive the runner.
-  OpTaskRunner(int op_index, const ExecutableOp& op, std::int64_t reserved_mem,
+  OpTaskRunner(int op_index, const planner::ExecutableOp& op, std::int64_t reserved_mem,
                const ExecuteOptions& options, std::chrono::steady_clock::time_point run_start);
 
   // Runs (or, when resuming and IsTaskDone() says so, skips) `task`, whose projection
@@ -56,7 +56,7 @@ class OpTaskRunner {
   bool IsDone(std::int64_t task) const;
 
   int op_index_;
-  const ExecutableOp& op_;
+  const planner::ExecutableOp& op_;
   std::int64_t reserved_mem_;
   const ExecuteOptions& options_;
   std::chrono::steady_clock::time_point run_start_;

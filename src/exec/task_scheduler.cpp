@@ -9,6 +9,8 @@
 
 namespace tessera::exec {
 
+using planner::ExecutableOp;
+
 TaskScheduler::TaskScheduler(const std::vector<std::shared_ptr<ExecutableOp>>& ops, Limits limits,
                              const ExecuteOptions& options,
                              std::chrono::steady_clock::time_point run_start, Hooks hooks)

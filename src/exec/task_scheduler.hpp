@@ -48,9 +48,9 @@
 
 #include "memory_admission.hpp"
 #include "task_runner.hpp"
-#include "tessera/exec/executor.hpp"
-#include "tessera/exec/plan_run.hpp"
-#include "tessera/plan/executable_op.hpp"
+#include "tessera/exec/internal/executor.hpp"
+#include "tessera/exec/internal/plan_run.hpp"
+#include "tessera/plan/internal/executable_op.hpp"
 
 namespace tessera::exec {
 
@@ -69,7 +69,7 @@ class TaskScheduler {
 
   // `ops` must be non-null and read only earlier ops (the executor checks); `ops` and
   // `options` must outlive the scheduler.
-  TaskScheduler(const std::vector<std::shared_ptr<ExecutableOp>>& ops, Limits limits,
+  TaskScheduler(const std::vector<std::shared_ptr<planner::ExecutableOp>>& ops, Limits limits,
                 const ExecuteOptions& options, std::chrono::steady_clock::time_point run_start,
                 Hooks hooks);
 
@@ -111,7 +111,7 @@ class TaskScheduler {
   void FailLocked(std::exception_ptr error);  // REQUIRES: mutex_ held
   void Fail(std::exception_ptr error);
 
-  const std::vector<std::shared_ptr<ExecutableOp>>& ops_;
+  const std::vector<std::shared_ptr<planner::ExecutableOp>>& ops_;
   Limits limits_;
   Hooks hooks_;
   std::vector<OpTaskRunner> runners_;

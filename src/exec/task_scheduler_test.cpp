@@ -15,8 +15,11 @@
 #include <vector>
 
 #include "tessera/core/errors.hpp"
+#include "tessera/plan/internal/node.hpp"
 
 namespace tessera::exec {
+
+using planner::ExecutableOp;
 namespace {
 
 using std::chrono::milliseconds;

@@ -1,4 +1,4 @@
-#include "tessera/memory/footprint_estimate.hpp"
+#include "tessera/memory/internal/footprint_estimate.hpp"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #include "node_detail.hpp"
 #include "representative_tasks.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 using Operand = ContractOp::Operand;
@@ -388,4 +388,4 @@ std::shared_ptr<ContractOp> MakeContractOp(OpInfo info, const Node& node,
   return make();
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

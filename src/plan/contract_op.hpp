@@ -23,9 +23,9 @@
 #include "kernels/gemm.hpp"
 #include "output_op.hpp"
 #include "tessera/core/spec.hpp"
-#include "tessera/plan/node.hpp"
+#include "tessera/plan/internal/node.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 class ContractOp : public OutputOp {
  public:
@@ -87,4 +87,4 @@ std::shared_ptr<ContractOp> MakeContractOp(OpInfo info, const Node& node,
                                            std::shared_ptr<const StoredArray> b,
                                            std::shared_ptr<OpOutput> output, const Spec& spec);
 
-}  // namespace tessera
+}  // namespace tessera::planner

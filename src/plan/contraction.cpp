@@ -6,9 +6,9 @@
 #include "node_detail.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/type_promotion.hpp"
-#include "tessera/plan/node.hpp"
+#include "tessera/plan/internal/node.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 std::string Describe(const std::string& op, const Node& a, const Node& b) {
@@ -126,4 +126,4 @@ NodePtr MakeContract(std::string op, NodePtr a, NodePtr b, Contraction contracti
                                       std::make_shared<const NodeDetail>(std::move(detail)));
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

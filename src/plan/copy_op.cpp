@@ -6,7 +6,7 @@
 
 #include "region_copy.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // The read's values as an array this task may hand over: moved out when nothing else
@@ -156,4 +156,4 @@ std::int64_t CopyOp::MaxProjection(std::int64_t* worst_task) const {
   return LargestProjection(task_grid_, WorstTasks(task_grid_, input_chunks_), worst_task);
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -13,7 +13,7 @@
 
 #include "output_op.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 class CopyOp : public OutputOp {
  public:
@@ -41,4 +41,4 @@ class CopyOp : public OutputOp {
   bool one_block_per_task_;  // task regions are the output's chunks
 };
 
-}  // namespace tessera
+}  // namespace tessera::planner

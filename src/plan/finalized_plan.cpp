@@ -10,10 +10,20 @@
 #include "smallest_budget.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
-#include "tessera/memory/footprint_estimate.hpp"
+#include "tessera/memory/internal/footprint_estimate.hpp"
 #include "work_directory.hpp"
 
 namespace tessera {
+
+using planner::BytesMoved;
+using planner::ExecutableOp;
+using planner::kAutoIoSlack;
+using planner::OpGroup;
+using planner::OpGroupKind;
+using planner::PassRecord;
+using planner::PlannedOp;
+using planner::RemoveWorkDirectory;
+using planner::ResultOutput;
 namespace {
 
 std::string DotEscape(const std::string& text) {

@@ -18,7 +18,7 @@
 #include "output_op.hpp"
 #include "tessera/plan/finalized_plan.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 // One op of the plan, in dependency order: the executable op (which holds its OpInfo and
 // the output its tasks write), the stored arrays it reads that no op of the plan writes,
@@ -53,10 +53,14 @@ struct PassRecord {
   std::string plan;    // the plan as the pass left it
 };
 
+}  // namespace tessera::planner
+
+namespace tessera {
+
 struct FinalizedPlan::State {
   Spec spec;
-  std::vector<PlannedOp> ops;  // in dependency order
-  std::vector<OpGroup> groups;
+  std::vector<planner::PlannedOp> ops;  // in dependency order
+  std::vector<planner::OpGroup> groups;
   std::vector<int> result_ops;           // per requested output: its op
   std::filesystem::path work_directory;  // disk intermediates ("" = none)
   bool allowed_mem_was_auto = false;     // spec.allowed_mem chosen by the search
@@ -65,17 +69,17 @@ struct FinalizedPlan::State {
   std::int64_t choice_budget = 0;
   // What the plan does against the spec's limits because an option allowed it.
   std::vector<std::string> warnings;
-  std::vector<PassRecord> passes;  // in the order they ran
+  std::vector<planner::PassRecord> passes;  // in the order they ran
 
   // Views of `ops` the public accessors return by reference (FinalizedPlan::ops(),
   // executable_ops()): made once by Seal(), after the last pass, never edited.
   std::vector<OpInfo> infos;
-  std::vector<std::shared_ptr<ExecutableOp>> executables;
+  std::vector<std::shared_ptr<planner::ExecutableOp>> executables;
 
   // Starts a group computing `node`; the ops added next belong to it.
-  void OpenGroup(OpGroupKind kind, std::string node);
+  void OpenGroup(planner::OpGroupKind kind, std::string node);
   // Appends `op` to the group opened last (op.group is set). Returns the op's index.
-  int AddOp(PlannedOp op);
+  int AddOp(planner::PlannedOp op);
   // Makes `infos` and `executables` from `ops`.
   void Seal();
 

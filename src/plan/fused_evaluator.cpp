@@ -10,7 +10,7 @@
 #include "tessera/core/buffer.hpp"
 #include "tessera/core/errors.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // The region of a broadcast's input that a region of the broadcast reads: broadcast
@@ -334,4 +334,4 @@ std::shared_ptr<const StoredArray> MakeEvaluatedArray(
   return std::make_shared<EvaluatedArray>(std::move(evaluator));
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

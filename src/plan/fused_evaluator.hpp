@@ -22,9 +22,9 @@
 
 #include "op_output.hpp"
 #include "tessera/core/ndarray.hpp"
-#include "tessera/plan/node.hpp"
+#include "tessera/plan/internal/node.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 struct MemoryFigure {
   std::int64_t peak = 0;    // most bytes held at once while computing
@@ -72,4 +72,4 @@ class FusedEvaluator {
 std::shared_ptr<const StoredArray> MakeEvaluatedArray(
     std::shared_ptr<const FusedEvaluator> evaluator);
 
-}  // namespace tessera
+}  // namespace tessera::planner

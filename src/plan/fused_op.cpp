@@ -5,7 +5,7 @@
 
 #include "representative_tasks.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 FusedOp::FusedOp(OpInfo info, std::shared_ptr<const FusedEvaluator> evaluator,
                  std::shared_ptr<OpOutput> output, std::int64_t reserved_mem)
@@ -47,4 +47,4 @@ Index FusedOp::MaxInputBlocks() const {
   return largest;
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

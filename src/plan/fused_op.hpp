@@ -10,7 +10,7 @@
 #include "fused_evaluator.hpp"
 #include "output_op.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 class FusedOp : public OutputOp {
  public:
@@ -33,4 +33,4 @@ class FusedOp : public OutputOp {
   ChunkGrid grid_;
 };
 
-}  // namespace tessera
+}  // namespace tessera::planner

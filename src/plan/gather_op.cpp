@@ -7,7 +7,7 @@
 
 #include "tessera/core/errors.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // Combinations of pieces (one per axis) enumerated for a projection; beyond this a
@@ -308,4 +308,4 @@ std::int64_t GatherOp::MaxProjection(std::int64_t* worst_task) const {
   return LargestProjection(grid_, worst_blocks_, worst_task);
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

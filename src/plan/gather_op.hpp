@@ -1,4 +1,4 @@
-// GatherOp: a gather node (tessera/plan/index_map.hpp) as the ExecutableOp an executor
+// GatherOp: a gather node (tessera/plan/internal/index_map.hpp) as the ExecutableOp an executor
 // runs. Task t computes block t (C order) of the output: for each input chunk the
 // block's indices touch — only those — it reads the sub-box of that chunk the block
 // needs (StoredArray::Read of the box bounding the indices inside the chunk) and
@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "output_op.hpp"
-#include "tessera/plan/index_map.hpp"
+#include "tessera/plan/internal/index_map.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 class GatherOp : public OutputOp {
  public:
@@ -80,4 +80,4 @@ class GatherOp : public OutputOp {
   std::vector<std::vector<Index>> worst_blocks_;  // per dimension, for MaxProjection
 };
 
-}  // namespace tessera
+}  // namespace tessera::planner

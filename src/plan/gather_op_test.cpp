@@ -8,9 +8,9 @@
 
 #include "node_detail.hpp"
 #include "tessera/plan/finalized_plan.hpp"
-#include "tessera/plan/index_map.hpp"
+#include "tessera/plan/internal/index_map.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 Spec SpecWith(std::int64_t allowed_mem) {
@@ -109,4 +109,4 @@ TEST(GatherOpTest, RepeatRunsAreOneSegment) {
 }
 
 }  // namespace
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -1,5 +1,5 @@
-// Building gathers and reshapes (tessera/plan/index_map.hpp).
-#include "tessera/plan/index_map.hpp"
+// Building gathers and reshapes (tessera/plan/internal/index_map.hpp).
+#include "tessera/plan/internal/index_map.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -10,7 +10,7 @@
 #include "reshape_op.hpp"
 #include "tessera/core/errors.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // x as a node a planned-alone op can read by region: generators are computed into a
@@ -245,4 +245,4 @@ NodePtr MakeReshape(NodePtr x, Shape shape) {
                                       std::make_shared<const NodeDetail>());
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -10,7 +10,7 @@
 #include "work_directory.hpp"
 #include "zarr_output.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 class MemoryTierOutput : public OpOutput {
@@ -240,4 +240,4 @@ std::shared_ptr<OpOutput> MakeSplitTierOutput(Shape shape, Shape chunks, Shape d
                                            blocks_in_memory, std::move(memory), std::move(disk));
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -1,4 +1,4 @@
-#include "tessera/plan/node.hpp"
+#include "tessera/plan/internal/node.hpp"
 
 #include <dlfcn.h>
 
@@ -15,7 +15,7 @@
 #include "tessera/core/type_promotion.hpp"
 #include "tessera/storage/zarr_array.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 std::string UniqueName(std::string_view op) {
@@ -446,4 +446,4 @@ NodePtr MakeMapBlocks(BlockFunction fn, std::vector<NodePtr> inputs, Shape shape
                   std::move(inputs), std::move(detail));
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -10,11 +10,11 @@
 #include "kernels/elementwise_kernels.hpp"
 #include "tessera/core/ndarray.hpp"
 #include "tessera/core/scalar.hpp"
-#include "tessera/plan/index_map.hpp"
-#include "tessera/plan/node.hpp"
+#include "tessera/plan/internal/index_map.hpp"
+#include "tessera/plan/internal/node.hpp"
 #include "tessera/storage/zarr_array.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 struct NodeDetail {
   // kZarr
@@ -48,4 +48,4 @@ struct NodeDetail {
   std::string identity;
 };
 
-}  // namespace tessera
+}  // namespace tessera::planner

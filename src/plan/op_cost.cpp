@@ -7,7 +7,7 @@
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 void EstimateTaskSeconds(OpInfo& info, const Spec& spec,
                          const std::optional<LearnedFootprint>& learned) {
@@ -49,4 +49,4 @@ void AssignMemorySize(OpInfo& info, const Spec& spec) {
                          static_cast<double>(info.num_tasks);
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -10,9 +10,9 @@
 
 #include "tessera/core/spec.hpp"
 #include "tessera/memory/history.hpp"
-#include "tessera/plan/executable_op.hpp"
+#include "tessera/plan/internal/executable_op.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 // Sets info.task_seconds (and task_seconds_from_history): the median task seconds
 // history measured for the op's fingerprint, else the model of OpInfo::task_seconds.
@@ -25,4 +25,4 @@ void EstimateTaskSeconds(OpInfo& info, const Spec& spec,
 // Throws MemoryBudgetError naming the op when it needs more than the largest tier.
 void AssignMemorySize(OpInfo& info, const Spec& spec);
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -7,7 +7,7 @@
 
 #include "tessera/core/errors.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 Spec TieredSpec() {
@@ -95,4 +95,4 @@ TEST(OpCost, TaskSecondsComeFromHistoryElseFromTheBytesMoved) {
 }
 
 }  // namespace
-}  // namespace tessera
+}  // namespace tessera::planner

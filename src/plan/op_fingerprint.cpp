@@ -7,7 +7,7 @@
 
 #include "node_detail.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // FNV-1a, 64 bits: stable across processes and builds (std::hash is not).
@@ -95,4 +95,4 @@ std::string OpFingerprint(const OpInfo& info, const std::vector<const Node*>& me
   return hex;
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -15,13 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "tessera/plan/executable_op.hpp"
-#include "tessera/plan/node.hpp"
+#include "tessera/plan/internal/executable_op.hpp"
+#include "tessera/plan/internal/node.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 // `members` are the nodes the op computes (OpInfo::fused, in order); may be empty for
 // an op no node stands for.
 std::string OpFingerprint(const OpInfo& info, const std::vector<const Node*>& members);
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -23,14 +23,14 @@
 
 #include "tessera/core/chunk_grid.hpp"
 #include "tessera/core/ndarray.hpp"
-#include "tessera/plan/executable_op.hpp"
-#include "tessera/plan/node.hpp"
+#include "tessera/plan/internal/executable_op.hpp"
+#include "tessera/plan/internal/node.hpp"
 #include "tessera/plan/plan_options.hpp"
 #include "tessera/storage/codec.hpp"
 #include "tessera/storage/store.hpp"
 #include "tessera/storage/zarr_array.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 class StoredArray {
  public:
@@ -55,6 +55,8 @@ std::shared_ptr<StoredArray> MakeInMemoryStoredArray(std::shared_ptr<const NDArr
 class OpOutput : public StoredArray {
  public:
   virtual Tier tier() const = 0;
+  // ExecutableOp::CheckBeforeRun for the op writing this output.
+  virtual void CheckBeforeRun() const {}
   virtual void Prepare() = 0;
   virtual bool Has(const Shape& block) const = 0;
   // `data` has the block's shape and the array's dtype.
@@ -121,4 +123,4 @@ std::shared_ptr<OpOutput> MakeZarrTargetOutput(
     Shape shape, Shape chunks, DType dtype, ZarrTarget target,
     std::vector<std::shared_ptr<const ZarrArray>> sources);
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -2,7 +2,7 @@
 
 #include "representative_tasks.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 std::int64_t OutputOp::LargestProjection(const ChunkGrid& tasks,
                                          const std::vector<std::vector<Index>>& extra,
@@ -20,4 +20,4 @@ std::int64_t OutputOp::LargestProjection(const ChunkGrid& tasks,
   return largest;
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

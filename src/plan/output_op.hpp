@@ -9,14 +9,15 @@
 
 #include "op_output.hpp"
 #include "tessera/core/chunk_grid.hpp"
-#include "tessera/plan/executable_op.hpp"
+#include "tessera/plan/internal/executable_op.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 class OutputOp : public ExecutableOp {
  public:
   const OpInfo& info() const override { return info_; }
   OpInfo& mutable_info() { return info_; }
+  void CheckBeforeRun() const override { output_->CheckBeforeRun(); }
   void Prepare() override { output_->Prepare(); }
   void Commit() override { output_->Commit(); }
   void Release() override { output_->Release(); }
@@ -40,4 +41,4 @@ class OutputOp : public ExecutableOp {
   std::int64_t reserved_mem_;
 };
 
-}  // namespace tessera
+}  // namespace tessera::planner

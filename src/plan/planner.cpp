@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 
+#include "budget_that_plans.hpp"
 #include "finalized_plan_state.hpp"
 #include "passes/pass_manager.hpp"
 #include "smallest_budget.hpp"
@@ -17,21 +18,27 @@ namespace tessera {
 FinalizedPlan Finalize(const std::vector<PlanOutput>& outputs, const Spec& spec,
                        const PlanOptions& options) {
   spec.validate();
-  CheckWorkDirectoryBase(spec);  // before any work: a missing, file or unwritable work_dir
+  planner::CheckWorkDirectoryBase(spec);  // before any work: a missing, file or unwritable work_dir
   // Opened once, to read only: planning never creates, migrates or writes history.
   std::shared_ptr<HistoryDatabase> history;
   if (const std::optional<std::filesystem::path> path = ResolveHistoryPath(spec.history)) {
     history = HistoryDatabase::OpenToRead(*path);
   }
-  const PassManager passes;
+  const planner::PassManager passes;
   passes.DisabledPasses(options);  // an unknown or required pass is refused before any work
   const auto plan_at = [&](const Spec& budget, std::int64_t choice_budget) {
-    PlanContext context(outputs, budget, options, history, choice_budget);
+    planner::PlanContext context(outputs, budget, options, history, choice_budget);
     passes.Run(context);
     return context.state;
   };
-  if (!spec.allowed_mem_is_auto()) return FinalizedPlan(plan_at(spec, 0));
-  return FinalizedPlan(PlanWithSmallestBudget(spec, plan_at));
+  if (!spec.allowed_mem_is_auto()) {
+    try {
+      return FinalizedPlan(plan_at(spec, 0));
+    } catch (const MemoryBudgetError& refused) {
+      planner::ThrowNamingABudgetThatPlans(refused, spec, plan_at);
+    }
+  }
+  return FinalizedPlan(planner::PlanWithSmallestBudget(spec, plan_at));
 }
 
 }  // namespace tessera

@@ -7,11 +7,13 @@
 #include "temp_dir.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/plan/finalized_plan.hpp"
+#include "tessera/plan/internal/executable_op.hpp"
+#include "tessera/plan/internal/node.hpp"
 #include "tessera/storage/directory_store.hpp"
 #include "tessera/storage/memory_store.hpp"
 #include "tessera/storage/zarr_array.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 Spec SpecWith(std::int64_t allowed_mem, std::int64_t reserved_mem = 0) {
@@ -240,4 +242,4 @@ TEST(PlannerTest, SummaryAndDotNameEveryOp) {
 }
 
 }  // namespace
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -6,7 +6,7 @@
 
 #include "tessera/core/byte_size.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // 1234567 -> "1,234,567".
@@ -134,4 +134,4 @@ std::string DescribeRechunk(const FinalizedPlan::State& plan, const OpGroup& sta
   return out.str();
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -7,10 +7,10 @@
 
 #include "finalized_plan_state.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 // REQUIRES: `stages` is a group of `plan` (OpGroupKind::kRechunkStages), its copies in
 // stage order.
 std::string DescribeRechunk(const FinalizedPlan::State& plan, const OpGroup& stages);
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -5,7 +5,7 @@
 #include <limits>
 #include <utility>
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // Costs in byte-equivalents of decoding or encoding one byte.
@@ -413,4 +413,4 @@ RechunkLayout SmallestTaskLayout(const RechunkProblem& problem) {
   return *LayoutThrough(unbounded, chain, /*grow=*/false, "smallest tasks");
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

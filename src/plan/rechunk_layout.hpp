@@ -26,7 +26,7 @@
 
 #include "tessera/core/shape.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 struct RechunkProblem {
   Shape shape;
@@ -82,4 +82,4 @@ std::optional<RechunkLayout> PlanRechunkLayout(const RechunkProblem& problem);
 // nothing fits.
 RechunkLayout SmallestTaskLayout(const RechunkProblem& problem);
 
-}  // namespace tessera
+}  // namespace tessera::planner

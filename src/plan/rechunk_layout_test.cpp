@@ -9,7 +9,7 @@
 
 #include "test_seed.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 CopyStep Step(Shape read, Shape write, Shape task, bool decode = true) {
@@ -194,4 +194,4 @@ TEST(RechunkLayoutTest, IntermediateJustAboveRamIsSplitNotSpilledWhole) {
 }
 
 }  // namespace
-}  // namespace tessera
+}  // namespace tessera::planner

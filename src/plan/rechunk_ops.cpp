@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "budget_that_plans.hpp"
 #include "rechunk_layout.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // Model budgets tried in turn: each a fraction of the one before.
@@ -124,16 +125,15 @@ RechunkOps BuildRechunkOps(const Node& rechunk, const RechunkInput& input,
   const OpInfo& info = smallest.copies[at]->info();
   throw MemoryBudgetError(
       "Projected blockwise memory (" + std::to_string(needed) + ") exceeds allowed_mem (" +
-      std::to_string(spec.allowed_mem) + "), including reserved_mem (" +
-      std::to_string(spec.reserved_mem) + "), in op \"" + rechunk.name() +
-      "\" (rechunk from chunks " + DescribeChunk(source.chunks(), source.dtype()) + " to chunks " +
-      DescribeChunk(rechunk.chunks(), rechunk.dtype()) + ", " + std::to_string(info.num_tasks) +
-      " tasks in its largest copy, largest at " +
-      smallest.copies[at]->DescribeTask(smallest.worst_tasks[at]) +
-      "): a task must hold at least one source or target chunk with its codec buffers; the "
-      "smallest allowed_mem that would run it is " +
-      std::to_string(needed) + " (" + format_bytes(needed) +
-      "). Raise allowed_mem or rechunk from or to smaller chunks.");
+          std::to_string(spec.allowed_mem) + "), including reserved_mem (" +
+          std::to_string(spec.reserved_mem) + "), in op \"" + rechunk.name() +
+          "\" (rechunk from chunks " + DescribeChunk(source.chunks(), source.dtype()) +
+          " to chunks " + DescribeChunk(rechunk.chunks(), rechunk.dtype()) + ", " +
+          std::to_string(info.num_tasks) + " tasks in its largest copy, largest at " +
+          smallest.copies[at]->DescribeTask(smallest.worst_tasks[at]) +
+          "): a task must hold at least one source or target chunk with its codec buffers; " +
+          SmallestBudgetText(needed) + ". Raise allowed_mem or rechunk from or to smaller chunks.",
+      needed);
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

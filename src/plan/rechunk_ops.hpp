@@ -14,9 +14,9 @@
 #include "copy_op.hpp"
 #include "op_output.hpp"
 #include "tessera/core/spec.hpp"
-#include "tessera/plan/node.hpp"
+#include "tessera/plan/internal/node.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 // Makes the intermediate written by copy `copy` (1-based) of a rechunk: written in
 // `chunks`, its first `blocks_in_memory` blocks kept in RAM (all of them: the memory
@@ -41,4 +41,4 @@ RechunkOps BuildRechunkOps(const Node& rechunk, const RechunkInput& input,
                            std::shared_ptr<OpOutput> output, std::int64_t memory_budget,
                            const Spec& spec, const IntermediateFactory& make_intermediate);
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -6,7 +6,7 @@
 #include "region_copy.hpp"
 #include "representative_tasks.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 Shape ReducedBlocks(const ReductionRound& round) {
   Shape blocks(round.input_shape.size(), 1);
@@ -183,4 +183,4 @@ std::int64_t ReduceOp::MaxProjection(std::int64_t* worst_task) const {
   return LargestProjection(tasks_, {}, worst_task);
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -25,7 +25,7 @@
 #include "kernels/reduction_kernels.hpp"
 #include "output_op.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 struct ReductionRound {
   kernels::ReductionKernel kernel;
@@ -82,4 +82,4 @@ class ReduceOp : public OutputOp {
   DType read_dtype_;
 };
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -4,7 +4,7 @@
 
 #include "tessera/core/byte_size.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 std::string DescribeReduction(const FinalizedPlan::State& plan, const OpGroup& rounds) {
   const std::size_t first = 0;
@@ -39,4 +39,4 @@ std::string DescribeReduction(const FinalizedPlan::State& plan, const OpGroup& r
   return out.str();
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

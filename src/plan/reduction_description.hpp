@@ -7,9 +7,9 @@
 
 #include "finalized_plan_state.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 // REQUIRES: `rounds` is a group of `plan` (OpGroupKind::kReductionRounds), in round order.
 std::string DescribeReduction(const FinalizedPlan::State& plan, const OpGroup& rounds);
 
-}  // namespace tessera
+}  // namespace tessera::planner

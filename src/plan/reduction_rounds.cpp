@@ -4,11 +4,12 @@
 #include <string>
 #include <utility>
 
+#include "budget_that_plans.hpp"
 #include "node_detail.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // A group of at most `k` blocks: the outermost reduced dimensions first (a region
@@ -199,16 +200,17 @@ class RoundPlanner {
     std::int64_t worst = 0;
     const std::int64_t projected = op->MaxProjection(&worst);
     const std::int64_t needed = std::max(projected, Requirement(number));
-    throw MemoryBudgetError(
-        "Projected blockwise memory (" + std::to_string(projected) + ") exceeds allowed_mem (" +
-        std::to_string(spec_.allowed_mem) + "), including reserved_mem (" +
-        std::to_string(spec_.reserved_mem) + "), in op \"" + op->info().name + "\" (reduce, " +
-        std::to_string(op->info().num_tasks) + " tasks, largest at " + op->DescribeTask(worst) +
-        "): a task must hold " +
-        (round.from_values ? std::string("one input block") : std::string("two partial results")) +
-        " and its partial results; the smallest allowed_mem that would run it is " +
-        std::to_string(needed) + " (" + format_bytes(needed) +
-        "). Raise allowed_mem or use smaller chunks along the kept axes.");
+    throw MemoryBudgetError("Projected blockwise memory (" + std::to_string(projected) +
+                                ") exceeds allowed_mem (" + std::to_string(spec_.allowed_mem) +
+                                "), including reserved_mem (" + std::to_string(spec_.reserved_mem) +
+                                "), in op \"" + op->info().name + "\" (reduce, " +
+                                std::to_string(op->info().num_tasks) + " tasks, largest at " +
+                                op->DescribeTask(worst) + "): a task must hold " +
+                                (round.from_values ? std::string("one input block")
+                                                   : std::string("two partial results")) +
+                                " and its partial results; " + SmallestBudgetText(needed) +
+                                ". Raise allowed_mem or use smaller chunks along the kept axes.",
+                            needed);
   }
 
   const Node& reduce_;
@@ -227,4 +229,4 @@ ReductionOps BuildReductionOps(const Node& reduce, std::shared_ptr<const StoredA
   return RoundPlanner(reduce, std::move(values), std::move(result), spec, make_partials).Plan();
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

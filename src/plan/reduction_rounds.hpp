@@ -20,9 +20,9 @@
 
 #include "reduce_op.hpp"
 #include "tessera/core/spec.hpp"
-#include "tessera/plan/node.hpp"
+#include "tessera/plan/internal/node.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 // Makes the output of middle round `round` (1-based): partial states of `shape`/`chunks`
 // (uint8).
@@ -39,4 +39,4 @@ ReductionOps BuildReductionOps(const Node& reduce, std::shared_ptr<const StoredA
                                std::shared_ptr<OpOutput> result, const Spec& spec,
                                const PartialsFactory& make_partials);
 
-}  // namespace tessera
+}  // namespace tessera::planner

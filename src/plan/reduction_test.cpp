@@ -5,7 +5,7 @@
 
 #include "tessera/core/errors.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // numpy: np.sum(np.int8(1)).dtype == int64, np.sum(np.uint16(1)).dtype == uint64,
@@ -28,4 +28,4 @@ TEST(ReductionResultTypeTest, FollowsNumpy) {
 }
 
 }  // namespace
-}  // namespace tessera
+}  // namespace tessera::planner

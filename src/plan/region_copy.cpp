@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace tessera {
+namespace tessera::planner {
 
 void CopyBox(const NDArray& source, const Shape& source_start, NDArray& target,
              const Shape& target_start, const Region& box) {
@@ -83,4 +83,4 @@ std::optional<Shape> ExactBlock(const ChunkGrid& grid, const Region& region) {
   return block;
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -10,7 +10,7 @@
 #include "tessera/core/chunk_grid.hpp"
 #include "tessera/core/ndarray.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 // Copies the box `box` (in global coordinates) from `source`, a C-order block whose
 // first element is at global `source_start`, into `target`, a C-order block whose
@@ -57,4 +57,4 @@ std::shared_ptr<const NDArray> CopyRegionOf(const NDArray& whole, const Region& 
 // The block of `grid` whose region is exactly `region`, if there is one.
 std::optional<Shape> ExactBlock(const ChunkGrid& grid, const Region& region);
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-namespace tessera {
+namespace tessera::planner {
 
 void ForRepresentativeTasks(const ChunkGrid& tasks, const std::vector<std::vector<Index>>& extra,
                             const std::function<void(Index)>& fn) {
@@ -43,4 +43,4 @@ void ForRepresentativeTasks(const ChunkGrid& tasks, const std::vector<std::vecto
   }
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

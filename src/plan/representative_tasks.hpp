@@ -6,7 +6,7 @@
 
 #include "tessera/core/chunk_grid.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 // Calls fn(task) for every task of `tasks` (one per block, C order) when there are at
 // most 4096; otherwise for every combination of, per dimension, the first, second,
@@ -15,4 +15,4 @@ namespace tessera {
 void ForRepresentativeTasks(const ChunkGrid& tasks, const std::vector<std::vector<Index>>& extra,
                             const std::function<void(Index)>& fn);
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -7,7 +7,7 @@
 
 #include "tessera/core/errors.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // Product of the extents [begin, end) of `shape`.
@@ -152,4 +152,4 @@ std::int64_t ReshapeOp::MaxProjection(std::int64_t* worst_task) const {
   return LargestProjection(grid_, {}, worst_task);
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

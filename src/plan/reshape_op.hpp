@@ -1,5 +1,5 @@
 // Reshape: how the axes of an array and of its reshape line up, and ReshapeOp, the
-// ExecutableOp computing a reshape node (tessera/plan/index_map.hpp MakeReshape).
+// ExecutableOp computing a reshape node (tessera/plan/internal/index_map.hpp MakeReshape).
 //
 // The axes of both shapes split into groups with equal products, in order: input axes
 // [in_begin, in_end) hold the same elements, in C order, as output axes
@@ -18,7 +18,7 @@
 
 #include "output_op.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 struct ReshapeGroup {
   std::size_t in_begin = 0, in_end = 0;
@@ -61,4 +61,4 @@ class ReshapeOp : public OutputOp {
   ChunkGrid grid_;
 };
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "tessera/plan/finalized_plan.hpp"
-#include "tessera/plan/index_map.hpp"
+#include "tessera/plan/internal/index_map.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 std::vector<std::array<std::size_t, 4>> Groups(const Shape& in, const Shape& out) {
@@ -61,4 +61,4 @@ TEST(ReshapeOpTest, BlockIsOneInputRegion) {
 }
 
 }  // namespace
-}  // namespace tessera
+}  // namespace tessera::planner

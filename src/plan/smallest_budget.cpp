@@ -9,7 +9,7 @@
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 std::int64_t BytesMoved(const FinalizedPlan::State& state) {
   constexpr std::int64_t kMost = std::numeric_limits<std::int64_t>::max();
@@ -187,4 +187,4 @@ std::shared_ptr<FinalizedPlan::State> PlanWithSmallestBudget(const Spec& spec,
   return best;
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -44,7 +44,7 @@
 #include "finalized_plan_state.hpp"
 #include "tessera/core/spec.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 // Plans with trial.allowed_mem, budget-dependent choices made for `choice_budget`
 // (0: trial.allowed_mem), recorded in State::choice_budget. Throws MemoryBudgetError
@@ -63,4 +63,4 @@ using PlanAtBudget = std::function<std::shared_ptr<FinalizedPlan::State>(
 std::shared_ptr<FinalizedPlan::State> PlanWithSmallestBudget(const Spec& spec,
                                                              const PlanAtBudget& plan_at);
 
-}  // namespace tessera
+}  // namespace tessera::planner

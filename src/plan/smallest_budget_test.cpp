@@ -8,7 +8,7 @@
 
 #include "tessera/core/errors.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 Spec AutoSpec(std::int64_t total_mem, std::int64_t reserved_mem = 0) {
@@ -171,4 +171,4 @@ TEST(SmallestBudget, ABudgetWhosePlanMovesFarMoreBytesIsNotChosen) {
 }
 
 }  // namespace
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -5,7 +5,7 @@
 #include "region_copy.hpp"
 #include "zarr_output.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 class ZarrStoredArray : public StoredArray {
@@ -60,4 +60,4 @@ std::shared_ptr<StoredArray> MakeInMemoryStoredArray(std::shared_ptr<const NDArr
   return std::make_shared<InMemoryStoredArray>(std::move(data), std::move(chunks));
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

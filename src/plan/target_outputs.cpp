@@ -16,7 +16,7 @@
 #include "tessera/storage/directory_store.hpp"
 #include "zarr_output.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // Refuses, before anything is written, a target directory that exists and must not be
@@ -84,6 +84,15 @@ class ZarrTargetOutput : public ZarrOutput {
   Tier tier() const override { return Tier::kTarget; }
   void SetWriterLayout(std::string layout) override { layout_ = std::move(layout); }
 
+  // Resuming into a partial output of other work is refused before any op runs (the
+  // upstream ops of an unfused plan would otherwise run first).
+  void CheckBeforeRun() const override {
+    if (target_.store != nullptr || !target_.resume) return;
+    const fs::path partial = PartialOutputPath(target_.directory);
+    if (!Occupied(partial) || IsEmptyRealDirectory(partial)) return;
+    CheckSameWork(partial, *CheckOwnPartial(partial), WantedMarker());
+  }
+
   void Prepare() override {
     if (target_.store != nullptr) {
       OpenOrCreate(target_.store, target_.path, target_.resume);
@@ -95,12 +104,7 @@ class ZarrTargetOutput : public ZarrOutput {
     CheckNotASource(partial);
     if (Occupied(target_.directory)) CheckNotASource(previous);
     CheckPreviousName(previous);
-    OwnerMarker wanted;
-    wanted.kind = "partial-output";
-    wanted.run = NewRunId();
-    wanted.source = FingerprintSources(sources_);
-    wanted.target = HashText(ZarrMetadataToJson(metadata_) + ZarrAttributesToJson(attributes_));
-    wanted.layout = layout_;
+    const OwnerMarker wanted = WantedMarker();
     FileOps& ops = *target_.file_ops;
     bool keep = false;
     if (IsEmptyRealDirectory(partial)) RemoveOwnedDirectory(ops, partial);
@@ -225,6 +229,17 @@ class ZarrTargetOutput : public ZarrOutput {
     return marker;
   }
 
+  // The marker of this run's partial output: its sources, target metadata and tasks.
+  OwnerMarker WantedMarker() const {
+    OwnerMarker wanted;
+    wanted.kind = "partial-output";
+    wanted.run = NewRunId();
+    wanted.source = FingerprintSources(sources_);
+    wanted.target = HashText(ZarrMetadataToJson(metadata_) + ZarrAttributesToJson(attributes_));
+    wanted.layout = layout_;
+    return wanted;
+  }
+
   // Resuming continues only the same work: the same sources, target and task layout.
   void CheckSameWork(const fs::path& partial, const OwnerMarker& found,
                      const OwnerMarker& wanted) const {
@@ -333,4 +348,4 @@ std::shared_ptr<OpOutput> MakeZarrTargetOutput(
                                             std::move(sources));
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

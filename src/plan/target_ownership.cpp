@@ -15,7 +15,7 @@
 #include "tessera/storage/directory_store.hpp"
 #include "tessera/storage/zarr_metadata.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 namespace fs = std::filesystem;
@@ -214,6 +214,15 @@ void RemoveTree(FileOps& ops, const fs::path& path) {
   }
 }
 
+}  // namespace tessera::planner
+
+namespace tessera {
+namespace fs = std::filesystem;
+
+using planner::kPartialNoteStart;
+using planner::kResumeRefused;
+using planner::ReadOwnerMarker;
+
 fs::path PartialOutputPath(const fs::path& target) {
   fs::path path = target;
   path += ".tessera-partial";
@@ -249,7 +258,9 @@ void ThrowWithPartialOutputNote(const Error& error, const fs::path& target,
     message += PartialOutputNote(target, how_to_resume);
   }
   if (dynamic_cast<const InvalidArgument*>(&error) != nullptr) throw InvalidArgument(message);
-  if (dynamic_cast<const MemoryBudgetError*>(&error) != nullptr) throw MemoryBudgetError(message);
+  if (const auto* budget = dynamic_cast<const MemoryBudgetError*>(&error)) {
+    throw MemoryBudgetError(message, budget->required_allowed_mem());
+  }
   if (dynamic_cast<const StorageError*>(&error) != nullptr) throw StorageError(message);
   if (dynamic_cast<const FormatError*>(&error) != nullptr) throw FormatError(message);
   throw Error(message);

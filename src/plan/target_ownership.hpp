@@ -13,7 +13,7 @@
 #include "tessera/storage/file_ops.hpp"
 #include "tessera/storage/zarr_array.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 inline constexpr const char* kOwnerMarkerName = ".tessera-owner";
 
@@ -65,4 +65,4 @@ bool Occupied(const std::filesystem::path& path);
 // Is `path` a real directory (not a symbolic link to one)?
 bool IsRealDirectory(const std::filesystem::path& path);
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -17,7 +17,7 @@
 
 #include "tessera/core/errors.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 constexpr std::string_view kPrefix = "tessera-";
@@ -254,4 +254,4 @@ std::vector<std::filesystem::path> RemoveStaleWorkDirectories(const std::filesys
   return removed;
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -24,7 +24,7 @@
 
 #include "tessera/core/spec.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 // The marker file's name inside a work directory.
 inline constexpr std::string_view kWorkDirectoryMarker = ".tessera-work-directory";
@@ -64,4 +64,4 @@ void RemoveWorkDirectory(const std::filesystem::path& directory) noexcept;
 // ignored: cleaning is best effort.
 std::vector<std::filesystem::path> RemoveStaleWorkDirectories(const std::filesystem::path& base);
 
-}  // namespace tessera
+}  // namespace tessera::planner

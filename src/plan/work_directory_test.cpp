@@ -18,7 +18,7 @@
 #include "temp_dir.hpp"
 #include "tessera/core/errors.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 namespace fs = std::filesystem;
@@ -288,4 +288,4 @@ TEST(WorkDirectoryTest, BaseMustBeAnExistingWritableFolder) {
 }
 
 }  // namespace
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -6,7 +6,7 @@
 #include "tessera/core/errors.hpp"
 #include "tessera/storage/memory_store.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // An array shaped like `metadata` in a throwaway in-memory store: answers projection
@@ -89,4 +89,4 @@ void ZarrOutput::OpenOrCreate(std::shared_ptr<Store> store, const std::string& p
       ZarrArray::Create(std::move(store), path, metadata_, attributes_));
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -11,7 +11,7 @@
 #include "tessera/storage/zarr_array.hpp"
 #include "tessera/storage/zarr_metadata.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 // Reads `region` of a Zarr array on this thread: the block itself when the region is one.
 std::shared_ptr<const NDArray> ReadZarrRegion(const ZarrArray& array, const Region& region);
@@ -52,4 +52,4 @@ class ZarrOutput : public OpOutput {
   std::shared_ptr<const ZarrArray> array_;
 };
 
-}  // namespace tessera
+}  // namespace tessera::planner

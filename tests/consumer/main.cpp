@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <iostream>
+#include <span>
 #include <string>
 #include <tessera/tessera.hpp>
 #include <vector>
@@ -58,6 +59,24 @@ int main(int argc, char** argv) {
     const tessera::NDArray total = tessera::sum(tessera::arange(100, 10, spec)).compute();
     if (total.size() != 1 || total.GetAsDouble(0) != 4950) {
       return Fail("sum(arange(100)) = " + std::to_string(total.GetAsDouble(0)));
+    }
+    // A user kernel (map_blocks, BlockFunction) and the plan's public face (OpInfo).
+    const tessera::Array doubled = tessera::map_blocks(
+        [](std::span<const tessera::NDArray> in, const tessera::BlockInfo&) {
+          tessera::NDArray out(in[0].shape(), tessera::float64);
+          const std::span<const double> from = in[0].data<double>();
+          const std::span<double> to = out.mutable_data<double>();
+          for (std::size_t i = 0; i < from.size(); ++i) to[i] = 2 * from[i];
+          return out;
+        },
+        {x}, tessera::float64);
+    const tessera::FinalizedPlan plan = tessera::plan({tessera::sum(doubled)});
+    if (plan.ops().empty() || tessera::OpKindName(plan.ops().front().kind) != "map_blocks") {
+      return Fail("the plan of sum(map_blocks(...)) does not start with a map_blocks op");
+    }
+    const tessera::NDArray twice = tessera::sum(doubled).compute();
+    if (twice.GetAsDouble(0) != 2 * 35 * 5.5) {
+      return Fail("sum(2 x) = " + std::to_string(twice.GetAsDouble(0)));
     }
     if (tessera::parse_bytes("2GiB") != std::int64_t{2} * 1024 * 1024 * 1024) {
       return Fail("parse_bytes(\"2GiB\")");

@@ -34,6 +34,18 @@ prefix="$work/prefix"
 cmake --install "$build_dir" --prefix "$prefix" > "$work/install.log" \
   || { cat "$work/install.log" >&2; exit 1; }
 
+# The engine's own headers are not installed, and no installed header names one (the
+# consumer's build below proves the installed headers compile without them).
+if [ -n "$(find "$prefix/include" -path '*/internal*' -print -quit)" ]; then
+  echo "consumer: engine-internal headers were installed:" >&2
+  find "$prefix/include" -path '*/internal*' >&2
+  exit 1
+fi
+if grep -rn '#include "tessera/.*/internal/' "$prefix/include" >&2; then
+  echo "consumer: an installed header includes an engine-internal one (above)" >&2
+  exit 1
+fi
+
 generator=()
 command -v ninja > /dev/null && generator=(-G Ninja)
 cmake -S "$source_dir" -B "$work/build" "${generator[@]}" "${compiler[@]}" \

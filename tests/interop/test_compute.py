@@ -62,10 +62,11 @@ COMPRESSORS = {"none": None, "blosc-lz4": numcodecs.Blosc(cname="lz4", clevel=5)
 TOOL_CODECS = {"none": "none", "blosc-lz4": "blosc:lz4:5:shuffle", "zstd": "zstd:3"}
 
 # Every elementwise op, in the order of the table they are all made from (its rows, in
-# include/tessera/plan/elementwise_ops.def), so that a new op is property-tested at once.
+# include/tessera/plan/internal/elementwise_ops.def), so that a new op is property-tested at once.
 # The type rules below stay the Model's own: they are the truth the rows are checked by.
 ELEMENTWISE_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
-                                 os.pardir, "include", "tessera", "plan", "elementwise_ops.def")
+                                 os.pardir, "include", "tessera", "plan", "internal",
+                                 "elementwise_ops.def")
 with open(ELEMENTWISE_TABLE, encoding="utf-8") as table:
     TABLE_ROWS = re.findall(r"^TESSERA_(UNARY|BINARY)_OP\((\w+),", table.read(), re.MULTILINE)
 UNARY = [name for arity, name in TABLE_ROWS if arity == "UNARY"]

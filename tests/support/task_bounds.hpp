@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "sanitizers.hpp"
-#include "tessera/exec/executor.hpp"
+#include "tessera/exec/internal/executor.hpp"
 
 namespace tessera::testing {
 

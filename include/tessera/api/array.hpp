@@ -22,9 +22,9 @@
 
 #include "tessera/core/ndarray.hpp"
 #include "tessera/core/spec.hpp"
-#include "tessera/exec/executor.hpp"
+#include "tessera/exec/execution_report.hpp"
 #include "tessera/plan/finalized_plan.hpp"
-#include "tessera/plan/node.hpp"
+#include "tessera/plan/node_handle.hpp"
 #include "tessera/plan/plan_options.hpp"
 
 namespace tessera {
@@ -45,17 +45,18 @@ struct ToZarrOptions : ZarrWriteOptions {  // compressor, dimension_names, fill_
 
 class Array {
  public:
-  Array(NodePtr node, Spec spec);
+  // An array on `node` (the engine's: the array API functions make them).
+  Array(planner::NodePtr node, Spec spec);
 
-  const Shape& shape() const { return node_->shape(); }
-  const Shape& chunks() const { return node_->chunks(); }
-  DType dtype() const { return node_->dtype(); }
-  int ndim() const { return node_->ndim(); }
-  Index size() const { return node_->size(); }
-  std::int64_t nbytes() const { return node_->nbytes(); }
+  const Shape& shape() const;
+  const Shape& chunks() const;
+  DType dtype() const;
+  int ndim() const;
+  Index size() const;
+  std::int64_t nbytes() const;
   const Spec& spec() const { return spec_; }
-  const std::string& name() const { return node_->name(); }
-  const NodePtr& node() const { return node_; }
+  const std::string& name() const;  // unique in the process: "add-7"
+  const planner::NodePtr& node() const { return node_; }
 
   Array astype(DType dtype) const;
   // The same values on another chunk grid (-1: the whole extent of a dimension). Lazy;
@@ -80,7 +81,7 @@ class Array {
   FinalizedPlan plan_to_zarr(const std::string& path, const ToZarrOptions& options = {}) const;
 
  private:
-  NodePtr node_;
+  planner::NodePtr node_;
   Spec spec_;
 };
 

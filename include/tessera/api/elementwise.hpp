@@ -19,7 +19,7 @@
 namespace tessera {
 
 // Any unary / binary elementwise function by its array API name ("exp", "add", ...):
-// the rows of tessera/plan/elementwise_ops.def, which also define the functions below
+// the rows of tessera/plan/internal/elementwise_ops.def, which also define the functions below
 // (one declaration here for each row; a test checks that both agree).
 Array elementwise(std::string_view function, const Array& x);
 Array elementwise(std::string_view function, const Array& x, const Array& y);

@@ -7,7 +7,7 @@
 //   auto c = x[{tessera::ellipsis, tessera::newaxis}];    // x[..., None]
 //   auto d = x[Slice::Every(10)];                         // x[::10]
 //
-// Lazy: the result is a gather (tessera/plan/index_map.hpp) whose tasks read only the
+// Lazy: the result is a gather (tessera/plan/internal/index_map.hpp) whose tasks read only the
 // input chunks holding selected elements (x[::10] of chunks of 1 reads a tenth of
 // them); chained indexing composes into one op. Slices keep the input's chunk sizes
 // (cut to the result's extent), new axes have chunks of 1. Out-of-range integers,

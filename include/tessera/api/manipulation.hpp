@@ -7,7 +7,7 @@
 //   auto f = tessera::flip(tessera::roll(x, 3, 0));
 //
 // permute_dims, expand_dims, squeeze, flip, roll, repeat, tile, concat, stack and
-// matrix_transpose are gathers (tessera/plan/index_map.hpp): chains of them compose
+// matrix_transpose are gathers (tessera/plan/internal/index_map.hpp): chains of them compose
 // into one op. Output chunks follow the input's: a permutation permutes them, flip /
 // roll / repeat / tile / slices keep their sizes (cut to the new extents), a new axis
 // has chunks of 1; concat and stack take the first array's. reshape keeps blocks as

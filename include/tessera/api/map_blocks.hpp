@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tessera/api/array.hpp"
+#include "tessera/plan/block_function.hpp"
 
 namespace tessera {
 

@@ -9,6 +9,7 @@
 //   FormatError        stored data is malformed: bad Zarr metadata or a corrupt chunk.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -27,6 +28,17 @@ class InvalidArgument : public Error {
 class MemoryBudgetError : public Error {
  public:
   using Error::Error;
+  // A refusal of tasks over allowed_mem that names the smallest allowed_mem that plans
+  // the same computation (the figure its message gives).
+  MemoryBudgetError(const std::string& message, std::int64_t required_allowed_mem)
+      : Error(message), required_allowed_mem_(required_allowed_mem) {}
+
+  // That figure, in bytes; 0 when the refusal names none (a forced RAM tier over
+  // total_mem, no budget up to total_mem).
+  std::int64_t required_allowed_mem() const { return required_allowed_mem_; }
+
+ private:
+  std::int64_t required_allowed_mem_ = 0;
 };
 
 class StorageError : public Error {

@@ -12,12 +12,6 @@
 //   in op "add-3" (elementwise, 4 tasks); the smallest allowed_mem that would run it is 96
 // A FinalizedPlan is run once (its ops write their outputs); copies share that state.
 //
-// Part of the plan's public face: finalized_plan.hpp (FinalizedPlan, OpInfo through
-// executable_op.hpp, SmallestAllowedMem), plan_options.hpp (PlanOptions, ZarrTarget) and
-// target_files.hpp (the files beside a to_zarr target) are what front ends (cli/, the
-// Python module) may include from plan/; the rest of plan/ (nodes, executable ops,
-// index maps, reductions, contractions) is the api layer's to build on, and
-// tests/check_layers.sh keeps front ends off it.
 #pragma once
 
 #include <cstdint>
@@ -28,15 +22,15 @@
 
 #include "tessera/core/ndarray.hpp"
 #include "tessera/core/spec.hpp"
-#include "tessera/plan/executable_op.hpp"
-#include "tessera/plan/node.hpp"
+#include "tessera/plan/node_handle.hpp"
+#include "tessera/plan/op_info.hpp"
 #include "tessera/plan/plan_options.hpp"
 
 namespace tessera {
 
 // One array a plan produces: into memory (compute) or into Zarr (to_zarr).
 struct PlanOutput {
-  NodePtr node;
+  planner::NodePtr node;             // Array::node()
   std::optional<ZarrTarget> target;  // nullopt: an in-memory result
 };
 
@@ -82,7 +76,7 @@ class FinalizedPlan {
   std::string explain(bool with_timings = false) const;
 
   // For executors.
-  const std::vector<std::shared_ptr<ExecutableOp>>& executable_ops() const;
+  const std::vector<std::shared_ptr<planner::ExecutableOp>>& executable_ops() const;
   // The in-memory result of output `index` (nullopt-like empty NDArray for Zarr
   // outputs), after a run. Moves it out: call once.
   NDArray TakeResult(std::size_t index);

@@ -1,11 +1,5 @@
 // PlanOptions: how a plan is optimized; ZarrTarget: where to_zarr writes.
 //
-// Part of the plan's public face: finalized_plan.hpp (FinalizedPlan, OpInfo through
-// executable_op.hpp, SmallestAllowedMem), plan_options.hpp (PlanOptions, ZarrTarget) and
-// target_files.hpp (the files beside a to_zarr target) are what front ends (cli/, the
-// Python module) may include from plan/; the rest of plan/ (nodes, executable ops,
-// index maps, reductions, contractions) is the api layer's to build on, and
-// tests/check_layers.sh keeps front ends off it.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +10,7 @@
 #include <vector>
 
 #include "tessera/core/shape.hpp"
-#include "tessera/plan/executable_op.hpp"
+#include "tessera/plan/op_info.hpp"
 #include "tessera/storage/codec.hpp"
 #include "tessera/storage/file_ops.hpp"
 #include "tessera/storage/store.hpp"

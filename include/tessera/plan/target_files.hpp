@@ -9,12 +9,6 @@
 // Tessera writes into or removes such a folder only when it holds its marker, never
 // follows a symbolic link there, and refuses when something else has the name.
 //
-// Part of the plan's public face: finalized_plan.hpp (FinalizedPlan, OpInfo through
-// executable_op.hpp, SmallestAllowedMem), plan_options.hpp (PlanOptions, ZarrTarget) and
-// target_files.hpp (the files beside a to_zarr target) are what front ends (cli/, the
-// Python module) may include from plan/; the rest of plan/ (nodes, executable ops,
-// index maps, reductions, contractions) is the api layer's to build on, and
-// tests/check_layers.sh keeps front ends off it.
 #pragma once
 
 #include <filesystem>

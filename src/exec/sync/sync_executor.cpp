@@ -3,10 +3,12 @@
 #include <memory>
 
 #include "memory_admission.hpp"
-#include "tessera/exec/plan_run.hpp"
+#include "tessera/exec/internal/plan_run.hpp"
 #include "worker_warmup.hpp"
 
 namespace tessera::exec {
+
+using planner::ExecutableOp;
 
 AdmissionFigures SyncExecutor::Run(PlanRun& run) {
   WarmUpWorkerThread();  // outside any task, as every worker thread is

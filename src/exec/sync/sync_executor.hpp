@@ -4,7 +4,7 @@
 // and where threads are not wanted. Internal to src/exec.
 #pragma once
 
-#include "tessera/exec/executor.hpp"
+#include "tessera/exec/internal/executor.hpp"
 
 namespace tessera::exec {
 

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "task_scheduler.hpp"
-#include "tessera/exec/plan_run.hpp"
+#include "tessera/exec/internal/plan_run.hpp"
 
 namespace tessera::exec {
 

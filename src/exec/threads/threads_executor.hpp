@@ -4,7 +4,7 @@
 // to src/exec.
 #pragma once
 
-#include "tessera/exec/executor.hpp"
+#include "tessera/exec/internal/executor.hpp"
 
 namespace tessera::exec {
 

@@ -246,7 +246,7 @@ decltype(auto) VisitBinaryOp(BinaryOp op, Fn&& fn) {
 #define TESSERA_BINARY_OP(name, Kernel, aliases, rule) \
   case BinaryOp::k##Kernel:                            \
     return fn(detail::Ruled<2, Kernel, TypeRule::rule>{});
-#include "tessera/plan/elementwise_ops.def"
+#include "tessera/plan/internal/elementwise_ops.def"
   }
   std::abort();  // not an enumerator of elementwise_ops.def
 }

@@ -34,11 +34,11 @@ namespace tessera::kernels {
 // BinaryOp::kAdd, ...; their names, aliases and type rules: elementwise_table.hpp.
 enum class UnaryOp : std::uint8_t {
 #define TESSERA_UNARY_OP(name, Kernel, aliases, rule) k##Kernel,
-#include "tessera/plan/elementwise_ops.def"
+#include "tessera/plan/internal/elementwise_ops.def"
 };
 enum class BinaryOp : std::uint8_t {
 #define TESSERA_BINARY_OP(name, Kernel, aliases, rule) k##Kernel,
-#include "tessera/plan/elementwise_ops.def"
+#include "tessera/plan/internal/elementwise_ops.def"
 };
 
 // The array API name of an op: "negative", "add", "bitwise_left_shift", ...

@@ -17,7 +17,7 @@
 
 #include "tessera/core/dtype.hpp"
 #include "tessera/core/errors.hpp"
-#include "tessera/plan/elementwise_table.hpp"
+#include "tessera/plan/internal/elementwise_table.hpp"
 
 namespace tessera::kernels::detail {
 

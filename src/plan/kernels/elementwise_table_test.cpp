@@ -2,7 +2,7 @@
 // under its name, takes exactly the dtypes its type rule says and gives what it says.
 // (Values against numpy: elementwise_numpy_test.cpp; the API and the calculator made
 // from the same rows: src/api/expression_test.cpp.)
-#include "tessera/plan/elementwise_table.hpp"
+#include "tessera/plan/internal/elementwise_table.hpp"
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "tessera/core/errors.hpp"
-#include "tessera/plan/elementwise_table.hpp"
+#include "tessera/plan/internal/elementwise_table.hpp"
 
 namespace tessera::kernels {
 namespace {

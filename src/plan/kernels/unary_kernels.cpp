@@ -167,7 +167,7 @@ decltype(auto) VisitUnaryOp(UnaryOp op, Fn&& fn) {
 #define TESSERA_UNARY_OP(name, Kernel, aliases, rule) \
   case UnaryOp::k##Kernel:                            \
     return fn(detail::Ruled<1, Kernel, TypeRule::rule>{});
-#include "tessera/plan/elementwise_ops.def"
+#include "tessera/plan/internal/elementwise_ops.def"
   }
   std::abort();  // not an enumerator of elementwise_ops.def
 }

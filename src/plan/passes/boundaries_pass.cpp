@@ -1,10 +1,10 @@
 // boundaries: what is stored without fusion (passes.hpp).
 #include "passes.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 void BoundariesPass(PlanContext& context) {
   context.logical.boundary = ChooseBoundaries(context.logical, /*fuse=*/false);
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -1,9 +1,9 @@
 // estimates: what the plan counts per task, concurrency, task seconds (passes.hpp).
 #include "op_cost.hpp"
 #include "passes.hpp"
-#include "tessera/memory/footprint_estimate.hpp"
+#include "tessera/memory/internal/footprint_estimate.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 // What the plan counts per task: its projection, or what history measured above it
 // (footprint_estimate.hpp); concurrency follows the count. Then the seconds a task
@@ -29,4 +29,4 @@ void EstimatePass(PlanContext& context) {
   }
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -4,7 +4,7 @@
 #include "op_fingerprint.hpp"
 #include "passes.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 void FingerprintPass(PlanContext& context) {
   std::unordered_map<std::string, const Node*> by_name;
@@ -28,4 +28,4 @@ void FingerprintPass(PlanContext& context) {
   }
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -3,7 +3,7 @@
 
 #include "passes.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 int CountStoredInputs(const NodeSet& members) {
@@ -76,4 +76,4 @@ void FusionSplitPass(PlanContext& context) {
   }
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -1,7 +1,7 @@
 // history: what earlier runs measured for each op (passes.hpp).
 #include "passes.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 void HistoryPass(PlanContext& context) {
   if (context.history == nullptr) return;
@@ -13,4 +13,4 @@ void HistoryPass(PlanContext& context) {
   }
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -6,7 +6,7 @@
 #include "node_detail.hpp"
 #include "tessera/core/errors.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // order, by_address and consumers from the outputs.
@@ -223,4 +223,4 @@ std::string DescribeLogicalPlan(const LogicalPlan& plan) {
   return out.str();
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -14,11 +14,11 @@
 #include <unordered_set>
 #include <vector>
 
-#include "tessera/plan/executable_op.hpp"
 #include "tessera/plan/finalized_plan.hpp"
-#include "tessera/plan/node.hpp"
+#include "tessera/plan/internal/executable_op.hpp"
+#include "tessera/plan/internal/node.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 using NodeSet = std::unordered_set<const Node*>;
 
@@ -69,4 +69,4 @@ NodeSet ChooseBoundaries(const LogicalPlan& plan, bool fuse);
 inline constexpr std::size_t kDescribedNodes = 500;
 std::string DescribeLogicalPlan(const LogicalPlan& plan);
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -2,7 +2,7 @@
 #include "contract_op.hpp"
 #include "lowering.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 void LowerContract(PlanContext& context, const Node& node) {
   const Node& a = *node.inputs()[0];
@@ -20,4 +20,4 @@ void LowerContract(PlanContext& context, const Node& node) {
       {&a, &b});
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

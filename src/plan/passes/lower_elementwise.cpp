@@ -1,7 +1,7 @@
 // Lowering of a fused group: one FusedOp (lowering.hpp).
 #include "lowering.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 OpKind KindOf(const Node& root, const NodeSet& members) {
@@ -32,4 +32,4 @@ void LowerFusedGroup(PlanContext& context, const Node& node) {
                    group.stored);
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -3,7 +3,7 @@
 #include "lowering.hpp"
 #include "node_detail.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 void LowerGather(PlanContext& context, const Node& node) {
   std::vector<const Node*> inputs;
@@ -23,4 +23,4 @@ void LowerGather(PlanContext& context, const Node& node) {
       inputs);
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

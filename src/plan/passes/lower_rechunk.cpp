@@ -4,7 +4,7 @@
 #include "lowering.hpp"
 #include "rechunk_ops.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // The intermediates of rechunk `node`: in RAM, on disk or split, unless a tier is forced.
@@ -65,4 +65,4 @@ void LowerRechunk(PlanContext& context, const Node& node) {
   context.op_index[&node] = static_cast<int>(state.ops.size()) - 1;
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

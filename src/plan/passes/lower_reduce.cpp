@@ -2,7 +2,7 @@
 #include "lowering.hpp"
 #include "reduction_rounds.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // How a reduction reads `input`: stored, or — when the input is a fused group (not a
@@ -57,4 +57,4 @@ void LowerReduce(PlanContext& context, const Node& node) {
   }
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -2,7 +2,7 @@
 #include "lowering.hpp"
 #include "reshape_op.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 void LowerReshape(PlanContext& context, const Node& node) {
   const Node& input = *node.inputs().front();
@@ -14,4 +14,4 @@ void LowerReshape(PlanContext& context, const Node& node) {
                    {&input});
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

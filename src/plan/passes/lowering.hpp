@@ -6,7 +6,7 @@
 
 #include "plan_context.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 // A fused group rooted at `node` (elementwise, generators, broadcasts, map_blocks).
 void LowerFusedGroup(PlanContext& context, const Node& node);
@@ -25,4 +25,4 @@ void LowerReshape(PlanContext& context, const Node& node);
 // tier (lowering_pass.cpp).
 OpInfo SingleNodeInfo(const PlanContext& context, const Node& node, OpKind kind);
 
-}  // namespace tessera
+}  // namespace tessera::planner

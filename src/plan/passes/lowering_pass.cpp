@@ -2,7 +2,7 @@
 #include "lowering.hpp"
 #include "passes.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 OpInfo SingleNodeInfo(const PlanContext& context, const Node& node, OpKind kind) {
   OpInfo info;
@@ -52,4 +52,4 @@ void LoweringPass(PlanContext& context) {
   }
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -2,11 +2,12 @@
 #include <algorithm>
 #include <limits>
 
+#include "budget_that_plans.hpp"
 #include "passes.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // a + b for non-negative byte counts, capped at the largest int64 instead of overflowing.
@@ -51,15 +52,24 @@ void CheckForcedMemoryTier(PlanContext& context) {
                           "(--allow-over-total-mem)");
 }
 
+// Refuses the plan when a task of any op is counted above allowed_mem. Of the ops over
+// the budget it names the one that needs the most (the first in plan order among equals),
+// so that "the smallest allowed_mem that would run it" is also the smallest that runs the
+// plan as built: naming the first op over budget would name a budget another op still
+// exceeds.
 void CheckTasks(const PlanContext& context) {
   const Spec& spec = context.spec;
-  std::int64_t required = 0;
+  const PlannedOp* refused = nullptr;
   for (const PlannedOp& planned : context.state->ops) {
-    required = std::max(required, SmallestAllowedMem(planned.info()));
+    if (planned.info().estimated_mem <= spec.allowed_mem) continue;
+    if (refused == nullptr ||
+        SmallestAllowedMem(planned.info()) > SmallestAllowedMem(refused->info())) {
+      refused = &planned;
+    }
   }
-  for (const PlannedOp& planned : context.state->ops) {
+  if (refused != nullptr) {
+    const PlannedOp& planned = *refused;
     const OpInfo& info = planned.info();
-    if (info.estimated_mem <= spec.allowed_mem) continue;
     const std::string block = planned.op->DescribeTask(planned.worst_task);
     const std::string op = "in op \"" + info.name + "\" (" + std::string(OpKindName(info.kind)) +
                            ", " + std::to_string(info.num_tasks) +
@@ -72,25 +82,19 @@ void CheckTasks(const PlanContext& context) {
                 "), including reserved_mem (" + std::to_string(spec.reserved_mem) + "), " + op +
                 ": run " + std::to_string(info.learned_run) + " measured " +
                 format_bytes(info.learned_mem) + " per task against a projection of " +
-                format_bytes(info.projected_mem) +
-                "; the smallest allowed_mem that would run it is " +
-                std::to_string(info.learned_mem) + " (" + format_bytes(info.learned_mem) + ")";
+                format_bytes(info.projected_mem) + "; " +
+                SmallestBudgetText(SmallestAllowedMem(info));
     } else {
       message = "Projected blockwise memory (" + std::to_string(info.projected_mem) +
                 ") exceeds allowed_mem (" + std::to_string(spec.allowed_mem) +
                 "), including reserved_mem (" + std::to_string(spec.reserved_mem) + "), " + op +
-                "; the smallest allowed_mem that would run it is " +
-                std::to_string(info.projected_mem) + " (" + format_bytes(info.projected_mem) + ")";
-    }
-    if (required > SmallestAllowedMem(info)) {
-      message += "; the whole plan needs " + std::to_string(required) + " (" +
-                 format_bytes(required) + ")";
+                "; " + SmallestBudgetText(SmallestAllowedMem(info));
     }
     message += info.estimate_from_history
                    ? ". Raise allowed_mem, make the step allocate less, or plan without "
                      "history (Spec::history \"off\" or TESSERA_HISTORY=off)."
                    : ". Raise allowed_mem or use smaller chunks.";
-    throw MemoryBudgetError(message);
+    throw MemoryBudgetError(message, SmallestAllowedMem(info));
   }
 }
 
@@ -101,4 +105,4 @@ void MemoryCheckPass(PlanContext& context) {
   CheckTasks(context);
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -2,11 +2,11 @@
 #include "op_cost.hpp"
 #include "passes.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 void MemorySizePass(PlanContext& context) {
   for (PlannedOp& planned : context.state->ops)
     AssignMemorySize(planned.mutable_info(), context.spec);
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

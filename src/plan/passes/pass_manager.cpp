@@ -11,7 +11,7 @@
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // The plan once lowered: per group its ops, what each computes, holds and reads.
@@ -166,4 +166,4 @@ void PassManager::Run(PlanContext& context) const {
   context.state->Seal();
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

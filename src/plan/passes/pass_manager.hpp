@@ -21,7 +21,7 @@
 
 #include "plan_context.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 struct PlanPass {
   std::string_view name;
@@ -53,4 +53,4 @@ class PassManager {
   std::vector<PlanPass> passes_;
 };
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -13,7 +13,7 @@
 #include "tessera/core/errors.hpp"
 #include "tessera/plan/finalized_plan.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // TESSERA_DISABLE_PASSES as a test sets it (unset for nullopt), then what the suite ran
@@ -150,4 +150,4 @@ TEST(PassManagerTest, ExplainShowsThePlanAfterEveryPassInOrder) {
 }
 
 }  // namespace
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -5,7 +5,7 @@
 
 #include "plan_context.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 // ---- logical: on PlanContext::logical ---------------------------------------------
 // prune: the nodes the requested outputs need, in dependency order (required).
@@ -49,4 +49,4 @@ void MemoryCheckPass(PlanContext& context);
 // memory_sizes: every op's memory size and cost (op_cost.hpp) (required).
 void MemorySizePass(PlanContext& context);
 
-}  // namespace tessera
+}  // namespace tessera::planner

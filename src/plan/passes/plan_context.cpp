@@ -8,7 +8,7 @@
 #include "tessera/core/errors.hpp"
 #include "work_directory.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 PlanContext::PlanContext(std::vector<PlanOutput> outputs_in, const Spec& spec_in,
                          const PlanOptions& options_in, std::shared_ptr<HistoryDatabase> history_in,
@@ -178,4 +178,4 @@ int PlanContext::Concurrency(std::int64_t projected) const {
   return static_cast<int>(std::clamp<std::int64_t>(total / task, 1, spec.effective_max_workers()));
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -27,7 +27,7 @@
 #include "tessera/memory/history.hpp"
 #include "tessera/plan/plan_options.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 struct PlanContext {
   // `history` (null: none) is read for what earlier runs of each step measured.
@@ -107,4 +107,4 @@ struct PlanContext {
   std::filesystem::path work_directory_;
 };
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 class Verifier {
@@ -127,4 +127,4 @@ void VerifyPlan(const PlanContext& context, std::string_view after_pass, bool me
   if (context.lowered) verifier.Physical(memory_checked);
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

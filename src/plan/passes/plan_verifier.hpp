@@ -16,8 +16,8 @@
 
 #include "plan_context.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 void VerifyPlan(const PlanContext& context, std::string_view after_pass, bool memory_checked);
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -5,7 +5,7 @@
 #include "node_detail.hpp"
 #include "passes.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // The constant exponent of pow node `power`, as it was written (before its cast to the
@@ -51,4 +51,4 @@ void PowerByConstantPass(PlanContext& context) {
   ReplaceNodes(context.logical, replaced);
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -1,8 +1,8 @@
 // prune: the logical plan of the requested outputs (passes.hpp).
 #include "passes.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 void PrunePass(PlanContext& context) { context.logical = MakeLogicalPlan(context.requested); }
 
-}  // namespace tessera
+}  // namespace tessera::planner

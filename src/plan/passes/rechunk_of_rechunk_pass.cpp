@@ -4,7 +4,7 @@
 
 #include "passes.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 namespace {
 
 // The grid of `node`, chunk lengths beyond an extent cut to it.
@@ -37,4 +37,4 @@ void RechunkOfRechunkPass(PlanContext& context) {
   ReplaceNodes(context.logical, replaced);
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

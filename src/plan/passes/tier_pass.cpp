@@ -1,7 +1,7 @@
 // tiers: RAM for intermediates while they fit, disk after (passes.hpp).
 #include "passes.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 void TierPass(PlanContext& context) {
   const LogicalPlan& plan = context.logical;
@@ -26,4 +26,4 @@ void TierPass(PlanContext& context) {
   }
 }
 
-}  // namespace tessera
+}  // namespace tessera::planner

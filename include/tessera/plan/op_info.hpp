@@ -1,13 +1,10 @@
-// ExecutableOp: the face one op of a finalized plan shows to an executor.
+// OpInfo: what a finalized plan knows of one of its ops (FinalizedPlan::ops()): its
+// kind, tasks, projected and learned memory, where its output lives (Tier), what it
+// moves and what it is expected to cost.
 //
-// An executor runs a plan it did not build: for each op, in the plan's order, it
-// calls Prepare() once, runs every task (RunTask(t) for t in [0, num_tasks()),
-// skipping those IsTaskDone(t) reports when resuming), then Commit() once, and
-// Release()s an op's output as soon as every op that reads it has committed.
-// RunTask may be called concurrently for different tasks and again for the same task
-// after a failure (a task is idempotent: it overwrites its own output block). All
-// Tessera memory a task holds is allocated in Buffers on the calling thread, so an
-// executor measures it with a ScopedMemoryAccount around RunTask.
+//   for (const tessera::OpInfo& op : plan.ops())
+//     std::cout << op.name << " " << tessera::OpKindName(op.kind) << " "
+//               << tessera::format_bytes(op.projected_mem) << "\n";
 #pragma once
 
 #include <cstdint>
@@ -92,7 +89,7 @@ struct OpInfo {
   std::string fingerprint;
   // What the plan counts per task (reserved_mem included): projected_mem, or, where
   // history measured this fingerprint above it (a user kernel's own allocations), the
-  // learned footprint times a margin (tessera/memory/footprint_estimate.hpp). The memory
+  // learned footprint times a margin (tessera/memory/internal/footprint_estimate.hpp). The memory
   // check and `concurrency` use it.
   std::int64_t estimated_mem = 0;
   bool estimate_from_history = false;
@@ -111,30 +108,6 @@ struct OpInfo {
   // What the op's tasks cost: memory_size in GB (10^9 bytes) x task_seconds x num_tasks.
   double cost_gb_seconds = 0;
   std::vector<int> inputs;  // indices (in FinalizedPlan::ops()) of ops it reads
-};
-
-class ExecutableOp {
- public:
-  virtual ~ExecutableOp() = default;
-
-  virtual const OpInfo& info() const = 0;
-  // The projection of one task (<= info().projected_mem), for admission by memory.
-  virtual std::int64_t projected_mem(std::int64_t task) const = 0;
-  // "block (1, 2)": names a task in messages.
-  virtual std::string DescribeTask(std::int64_t task) const = 0;
-
-  // Creates the op's output (store, array metadata). Called once, before any task.
-  virtual void Prepare() = 0;
-  // True when a previous, interrupted run already wrote this task's output (resume).
-  virtual bool IsTaskDone(std::int64_t task) const = 0;
-  // Computes and stores one task's output. Throws on failure.
-  virtual void RunTask(std::int64_t task) const = 0;
-  // After every task succeeded: makes the output visible (e.g. moves a Zarr target
-  // into place).
-  virtual void Commit() = 0;
-  // The output is no longer needed by any later op: frees an intermediate. No-op for
-  // results and targets.
-  virtual void Release() = 0;
 };
 
 }  // namespace tessera

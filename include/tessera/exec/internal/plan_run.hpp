@@ -7,7 +7,7 @@
 //   ExecutionReport report = run.Finish(figures);   // or run.Fail(error) when it failed
 //
 // Execute makes one, hands it to the exec::Executor that Spec::executor names
-// (tessera/exec/executor.hpp), and finishes it: the executor decides only which task
+// (tessera/exec/internal/executor.hpp), and finishes it: the executor decides only which task
 // runs when and where, and calls the three steps above; everything else is here, once.
 //
 // On construction it checks the plan (every op set, reading only earlier ops:
@@ -36,8 +36,8 @@
 #include <vector>
 
 #include "tessera/core/spec.hpp"
-#include "tessera/exec/executor.hpp"
-#include "tessera/plan/executable_op.hpp"
+#include "tessera/exec/internal/executor.hpp"
+#include "tessera/plan/internal/executable_op.hpp"
 
 namespace tessera::exec {
 
@@ -48,13 +48,13 @@ class PlanRun {
  public:
   // `workers`: the most tasks the executor runs at once (for the buffer pool and the
   // history). Throws InvalidArgument for a plan whose ops are not as above.
-  PlanRun(const std::vector<std::shared_ptr<ExecutableOp>>& ops, const Spec& spec,
+  PlanRun(const std::vector<std::shared_ptr<planner::ExecutableOp>>& ops, const Spec& spec,
           const ExecuteOptions& options, int workers);
   ~PlanRun();
   PlanRun(const PlanRun&) = delete;
   PlanRun& operator=(const PlanRun&) = delete;
 
-  const std::vector<std::shared_ptr<ExecutableOp>>& ops() const;
+  const std::vector<std::shared_ptr<planner::ExecutableOp>>& ops() const;
   const Spec& spec() const;
   const ExecuteOptions& options() const;
   // When the run started (TaskRecord::start_seconds count from it).

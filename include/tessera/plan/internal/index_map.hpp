@@ -16,9 +16,9 @@
 #include <optional>
 #include <vector>
 
-#include "tessera/plan/node.hpp"
+#include "tessera/plan/internal/node.hpp"
 
-namespace tessera {
+namespace tessera::planner {
 
 // Where one output axis takes its index from: output index i reads input index
 //   wrap(start + step * (i / divisor))    on `input_axis`,
@@ -82,4 +82,4 @@ NodePtr MakeGather(std::vector<NodePtr> inputs, IndexMap map, Shape shape, Shape
 // rechunked first (MakeRechunk) to chunks that line up, as close to its own as can be.
 NodePtr MakeReshape(NodePtr x, Shape shape);
 
-}  // namespace tessera
+}  // namespace tessera::planner

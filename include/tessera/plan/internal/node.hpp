@@ -2,7 +2,9 @@
 // produces it from which input nodes. Nodes are immutable and shared (NodePtr); an
 // Array (api/) is a handle on one. Building nodes validates shapes and dtypes
 // (InvalidArgument) but never reads data and never checks memory: that happens when
-// a plan is finalized (plan/planner.hpp).
+// a plan is finalized (plan/finalized_plan.hpp).
+//
+// Internal to the engine (not installed): users build nodes through the array API.
 //
 //   NodePtr t2 = MakeZarrSource(store, "t2m");        // reads only .zarray
 //   NodePtr k  = MakeConstant({}, Scalar(273.15), float32, {});
@@ -24,13 +26,17 @@
 #include "tessera/core/ndarray.hpp"
 #include "tessera/core/scalar.hpp"
 #include "tessera/core/shape.hpp"
-#include "tessera/plan/contraction.hpp"
+#include "tessera/plan/block_function.hpp"
+#include "tessera/plan/internal/contraction.hpp"
+#include "tessera/plan/node_handle.hpp"
 #include "tessera/plan/reduction.hpp"
 
 namespace tessera {
-
 class Store;
 class ZarrArray;
+}  // namespace tessera
+
+namespace tessera::planner {
 
 enum class NodeKind {
   kZarr,       // a stored Zarr array (from_zarr)
@@ -62,20 +68,7 @@ bool IsSource(NodeKind kind);
 // elementwise group)?
 bool IsPlannedAlone(NodeKind kind);
 
-// Where map_blocks' function is: the output block's index and region.
-struct BlockInfo {
-  Shape block_index;
-  Region region;
-};
-// A user kernel: the output block from the input blocks (one per input, each the
-// block with the same index). Must return an NDArray of the output block's shape and
-// the declared dtype. Called concurrently for different blocks.
-using BlockFunction = std::function<NDArray(std::span<const NDArray> inputs, const BlockInfo&)>;
-
 struct NodeDetail;  // what the kind needs (kernel, source, function); see src/plan
-
-class Node;
-using NodePtr = std::shared_ptr<const Node>;
 
 class Node {
  public:
@@ -185,4 +178,4 @@ bool IsStretched(const Node& broadcast, int input_dim);
 // Shapes combined by numpy's broadcasting rules; InvalidArgument naming both otherwise.
 Shape BroadcastShapes(const Shape& a, const Shape& b);
 
-}  // namespace tessera
+}  // namespace tessera::planner

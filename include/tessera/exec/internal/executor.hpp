@@ -1,6 +1,9 @@
 // Executors: run a finalized plan's ops in dependency order and their tasks in
 // parallel, as many at once as memory admits.
 //
+// Internal to the engine (not installed): users run plans through compute() and
+// to_zarr(); what a run reports is tessera/exec/execution_report.hpp.
+//
 //   tessera::ExecuteOptions options;             // threads, 2 retries, progress on a tty
 //   options.on_task = [](const tessera::TaskRecord& r) { ... };   // optional
 //   tessera::ExecutionReport report = tessera::Execute(ops, spec, options);
@@ -13,7 +16,7 @@
 //
 // Spec::executor names the exec::Executor that runs the plan, made by the
 // exec::ExecutorRegistry (below): "sync" and "threads" are built in; a new executor
-// implements exec::Executor over an exec::PlanRun (tessera/exec/plan_run.hpp, which
+// implements exec::Executor over an exec::PlanRun (tessera/exec/internal/plan_run.hpp, which
 // keeps everything executors share) and registers its name.
 //
 // "sync" runs everything one at a time on the calling thread, in plan order: op by op,
@@ -68,104 +71,17 @@
 #include <vector>
 
 #include "tessera/core/spec.hpp"
-#include "tessera/plan/executable_op.hpp"
+#include "tessera/exec/execution_report.hpp"
+#include "tessera/plan/internal/executable_op.hpp"
 
 namespace tessera {
-
-class FinalizedPlan;  // tessera/plan/finalized_plan.hpp
-
-// One task as it ran.
-struct TaskRecord {
-  int op = 0;  // index into the plan's ops
-  std::string op_name;
-  std::int64_t task = 0;
-  std::int64_t projected_mem = 0;  // its projection (reserved_mem included)
-  std::int64_t measured_mem = 0;   // peak Buffer bytes it held, plus reserved_mem
-  // Fresh memory its thread touched outside Tessera's accounted memory: what the
-  // accounting allocator cannot see (a user kernel's own allocations). Measured from
-  // the thread's page faults (ThreadFaultedBytes) less those of new Buffers and of the
-  // result array (MemoryAccount::NoteFresh); blind to memory the kernel reuses from
-  // earlier tasks.
-  std::int64_t unaccounted_mem = 0;
-  double start_seconds = 0;  // its first attempt's start, since the run started
-  double seconds = 0;        // from its first attempt's start to its success
-  int worker = 0;            // the run's thread lane that ran it (0 .. workers - 1; 0 is
-                             // the calling thread)
-  int attempts = 1;          // attempts it took; 0 when skipped
-  bool skipped = false;      // resume found it already done (nothing measured)
-};
-
-// Per op: projected vs measured.
-struct OpReport {
-  std::string name;
-  std::string kind;
-  std::int64_t tasks = 0;
-  std::int64_t tasks_skipped = 0;
-  std::string fingerprint;         // OpInfo::fingerprint
-  std::int64_t projected_mem = 0;  // largest task projection
-  std::int64_t estimated_mem = 0;  // what the plan counted (OpInfo::estimated_mem)
-  bool estimate_from_history = false;
-  std::int64_t measured_mem_max = 0;     // largest measured task (reserved_mem included)
-  std::int64_t measured_mem_median = 0;  // nearest rank over the tasks that ran (not
-  std::int64_t measured_mem_p95 = 0;     // skipped ones); 0 when none ran
-  std::int64_t unaccounted_mem_max = 0;  // TaskRecord::unaccounted_mem, the same way
-  std::int64_t unaccounted_mem_median = 0;
-  std::int64_t unaccounted_mem_p95 = 0;
-  std::int64_t footprint_mem_max = 0;  // the largest measured + unaccounted of one task
-  double seconds = 0;                  // wall time of the op, Prepare() to Commit()
-  double task_seconds_max = 0;
-  double task_seconds_median = 0;
-  double task_seconds_p95 = 0;
-  // The process's RSS high-water rise while the op ran (0 where the high-water mark
-  // cannot be reset). The mark is reset only when no op is in flight, so where ops
-  // overlap this is the rise since the first of the overlapping ops started: it counts
-  // what the ops running beside it held too (an upper bound of the op's own).
-  std::int64_t rss_growth_bytes = 0;
-  int retries = 0;  // failed attempts that were retried
-};
-
-struct ExecutionReport {
-  std::vector<OpReport> ops;      // in plan order: ops[i] is op i (whatever order they
-                                  // committed in)
-  std::vector<TaskRecord> tasks;  // every task, in completion order
-  double seconds = 0;
-  std::int64_t peak_rss_bytes = 0;  // process RSS high-water mark during the run (since
-                                    // the process started where it cannot be reset)
-  // Warnings the run gave (also sent to tessera::Warn): ops whose tasks measured more
-  // than the plan counted for them.
-  std::vector<std::string> warnings;
-  std::int64_t history_run = 0;  // the run's id in the history database; 0: not recorded
-  std::int64_t allowed_mem = 0;  // the budget the run's plan was made for (spec.allowed_mem)
-  // Admission by memory: the most tasks that ran at once, the largest sum of the costs
-  // (projection less reserved_mem) of tasks running at once, and the pool they were
-  // admitted against (total_mem - reserved_mem). max_admitted_mem exceeds
-  // admission_capacity only when a single task larger than the pool ran, alone.
-  int max_tasks_at_once = 0;
-  std::int64_t max_admitted_mem = 0;
-  std::int64_t admission_capacity = 0;
-};
-
-enum class ProgressMode { kAuto, kAlways, kNever };  // auto: only when stderr is a tty
-
-struct ExecuteOptions {
-  int retries = 2;      // extra attempts for a failing task
-  bool resume = false;  // skip tasks IsTaskDone() reports
-  ProgressMode progress = ProgressMode::kAuto;
-  // Called once after each task, skipped ones included (from worker threads, serialized
-  // by the executor). If it throws, the run stops as for a failed task and the exception
-  // propagates unchanged.
-  std::function<void(const TaskRecord&)> on_task;
-  // Record the run in the spec's history database (Spec::history), op by op.
-  bool record_history = true;
-  std::string label;  // what the run is, for history: "compute", "to_zarr", ...
-};
 
 // Runs `ops` (OpInfo::inputs point to earlier ops; InvalidArgument otherwise) with
 // the executor spec.executor names (exec::MakeExecutor: InvalidArgument for a name no
 // executor is registered under), spec.effective_max_workers() and admission by
 // spec.effective_total_mem().
-ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, const Spec& spec,
-                        const ExecuteOptions& options = {});
+ExecutionReport Execute(const std::vector<std::shared_ptr<planner::ExecutableOp>>& ops,
+                        const Spec& spec, const ExecuteOptions& options = {});
 
 // Runs task `task` of op `op` (an index into `ops`) on the calling thread, as every
 // executor runs a task: measured in its own MemoryAccount, retried as
@@ -179,16 +95,13 @@ ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, c
 // attempt as Execute does (`op "add-3" failed at block (1, 2) after 3 attempts: ...`).
 // Thread-safe: tasks of one op may run at once on several threads.
 TaskRecord RunPlanTask(
-    const std::vector<std::shared_ptr<ExecutableOp>>& ops, const Spec& spec, int op,
+    const std::vector<std::shared_ptr<planner::ExecutableOp>>& ops, const Spec& spec, int op,
     std::int64_t task, const ExecuteOptions& options = {},
     std::chrono::steady_clock::time_point run_start = std::chrono::steady_clock::now());
-// The same for one task of a finalized plan (its executable_ops() and spec()).
-TaskRecord RunPlanTask(const FinalizedPlan& plan, int op, std::int64_t task,
-                       const ExecuteOptions& options = {});
 
 namespace exec {
 
-class PlanRun;  // tessera/exec/plan_run.hpp
+class PlanRun;  // tessera/exec/internal/plan_run.hpp
 
 // The concurrency an executor's run reached (ExecutionReport::max_tasks_at_once and
 // max_admitted_mem): the most tasks it ran at once, and the largest sum of their costs

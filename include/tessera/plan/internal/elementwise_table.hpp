@@ -58,7 +58,7 @@ namespace detail {
 inline constexpr ElementwiseOp kElementwiseOps[] = {
 #define TESSERA_UNARY_OP(name, Kernel, aliases, rule) {#name, aliases, 1, TypeRule::rule},
 #define TESSERA_BINARY_OP(name, Kernel, aliases, rule) {#name, aliases, 2, TypeRule::rule},
-#include "tessera/plan/elementwise_ops.def"
+#include "tessera/plan/internal/elementwise_ops.def"
 };
 // clang-format on
 }  // namespace detail

@@ -16,7 +16,7 @@
 
 #include <vector>
 
-namespace tessera {
+namespace tessera::planner {
 
 struct Contraction {
   // The value of an operand dimension that is contracted pair `k`.
@@ -38,4 +38,4 @@ struct Contraction {
   }
 };
 
-}  // namespace tessera
+}  // namespace tessera::planner

@@ -1,0 +1,27 @@
+// BlockFunction: a user's kernel for map_blocks (api/map_blocks.hpp), called once per
+// output block with the input blocks of the same index and where the block lies.
+//
+//   tessera::BlockFunction twice = [](std::span<const tessera::NDArray> in,
+//                                     const tessera::BlockInfo& block) { ... };
+#pragma once
+
+#include <functional>
+#include <span>
+
+#include "tessera/core/chunk_grid.hpp"
+#include "tessera/core/ndarray.hpp"
+#include "tessera/core/shape.hpp"
+
+namespace tessera {
+
+// Where map_blocks' function is: the output block's index and region.
+struct BlockInfo {
+  Shape block_index;
+  Region region;
+};
+// A user kernel: the output block from the input blocks (one per input, each the
+// block with the same index). Must return an NDArray of the output block's shape and
+// the declared dtype. Called concurrently for different blocks.
+using BlockFunction = std::function<NDArray(std::span<const NDArray> inputs, const BlockInfo&)>;
+
+}  // namespace tessera
