@@ -3,6 +3,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "tessera/plan/internal/elementwise_table.hpp"
 #include "tessera/plan/internal/node.hpp"
 
 namespace tessera {
@@ -14,6 +15,14 @@ using planner::MakeBroadcast;
 using planner::MakeConstant;
 using planner::MakeUnary;
 using planner::MakeWhere;
+
+std::vector<std::string_view> elementwise_function_names(int arity) {
+  std::vector<std::string_view> names;
+  for (const kernels::ElementwiseOp& op : kernels::ElementwiseOps()) {
+    if (op.arity == arity) names.push_back(op.name);
+  }
+  return names;
+}
 
 Array elementwise(std::string_view function, const Array& x) {
   return Array(MakeUnary(function, x.node()), x.spec());

@@ -1,19 +1,42 @@
 // Finalize: the planner's passes (passes/pass_manager.hpp) at the spec's budget, or at
 // the smallest that runs (allowed_mem "auto", smallest_budget.hpp). See
 // finalized_plan.hpp.
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "budget_that_plans.hpp"
 #include "finalized_plan_state.hpp"
 #include "passes/pass_manager.hpp"
 #include "smallest_budget.hpp"
+#include "tessera/core/errors.hpp"
 #include "tessera/memory/history.hpp"
 #include "tessera/plan/finalized_plan.hpp"
 #include "work_directory.hpp"
 
 namespace tessera {
+namespace {
+
+// The test suite's "smallest budget" rerun (docs/testing.md): TESSERA_SMALLEST_BUDGET=1
+// plans every computation as allowed_mem "auto" would, with the smallest budget that
+// runs it, whatever allowed_mem the spec gives; results must not change. Read here only.
+bool SmallestBudgetForced() {
+  static const bool forced = [] {
+    const char* value = std::getenv("TESSERA_SMALLEST_BUDGET");
+    if (value == nullptr || *value == '\0' || std::string_view(value) == "0") return false;
+    if (std::string_view(value) != "1") {
+      throw InvalidArgument("TESSERA_SMALLEST_BUDGET must be 1 or 0, got \"" + std::string(value) +
+                            "\"");
+    }
+    return true;
+  }();
+  return forced;
+}
+
+}  // namespace
 
 FinalizedPlan Finalize(const std::vector<PlanOutput>& outputs, const Spec& spec,
                        const PlanOptions& options) {
@@ -31,7 +54,7 @@ FinalizedPlan Finalize(const std::vector<PlanOutput>& outputs, const Spec& spec,
     passes.Run(context);
     return context.state;
   };
-  if (!spec.allowed_mem_is_auto()) {
+  if (!spec.allowed_mem_is_auto() && !SmallestBudgetForced()) {
     try {
       return FinalizedPlan(plan_at(spec, 0));
     } catch (const MemoryBudgetError& refused) {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "tessera/api/array.hpp"
 #include "tessera/core/scalar.hpp"
@@ -25,6 +26,9 @@ Array elementwise(std::string_view function, const Array& x);
 Array elementwise(std::string_view function, const Array& x, const Array& y);
 Array elementwise(std::string_view function, const Array& x, const Scalar& y);
 Array elementwise(std::string_view function, const Scalar& x, const Array& y);
+// The array API names of the elementwise functions taking `arity` (1 or 2) arrays, in
+// the table's order (front ends bind each of them: the Python module).
+std::vector<std::string_view> elementwise_function_names(int arity);
 
 // Unary.
 Array negative(const Array& x);

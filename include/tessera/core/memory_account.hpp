@@ -78,16 +78,17 @@ void TouchAccountedMemory(Touch&& touch) {
 // call faults there are mostly the sanitizer's (shadow, redzones, quarantine), so they
 // stay unaccounted and measured memory stays exactly the Buffers (kChargesCallScratch).
 #if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kChargesCallScratch = false;
+inline constexpr bool kBuiltWithAddressSanitizer = true;  // GCC
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-inline constexpr bool kChargesCallScratch = false;
+inline constexpr bool kBuiltWithAddressSanitizer = true;  // clang
 #else
-inline constexpr bool kChargesCallScratch = true;
+inline constexpr bool kBuiltWithAddressSanitizer = false;
 #endif
 #else
-inline constexpr bool kChargesCallScratch = true;
+inline constexpr bool kBuiltWithAddressSanitizer = false;
 #endif
+inline constexpr bool kChargesCallScratch = !kBuiltWithAddressSanitizer;
 
 template <typename Call>
 decltype(auto) ChargeCallScratch(Call&& call) {

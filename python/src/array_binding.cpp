@@ -1,0 +1,152 @@
+// tessera.Array: a lazy chunked array — properties, compute (the GIL released while the
+// plan runs; the result a numpy array sharing the engine's memory), rechunk, astype and
+// the Python operators (a Python number is weak: x_float32 * 2.0 stays float32).
+#include <nanobind/stl/string.h>
+
+#include <string>
+
+#include "bindings.hpp"
+
+namespace tessera::python {
+namespace {
+
+nb::object Compute(const Array& array) {
+  NDArray result;
+  {
+    nb::gil_scoped_release release;
+    result = array.compute();
+  }
+  return ToNumpy(std::move(result));
+}
+
+// x OP y with y an Array or a Python number; `reflected`: y OP x (Python's __radd__).
+Array Binary(const char* op, const Array& x, nb::handle y, bool reflected = false) {
+  if (nb::isinstance<Array>(y)) {
+    const Array& other = nb::cast<const Array&>(y);
+    return reflected ? elementwise(op, other, x) : elementwise(op, x, other);
+  }
+  const Scalar scalar = ScalarFrom(y);
+  return reflected ? elementwise(op, scalar, x) : elementwise(op, x, scalar);
+}
+
+nb::tuple DaskChunks(const Array& array) {
+  // dask's and Cubed's `chunks`: per dimension, the chunk sizes along it.
+  nb::list dims;
+  for (std::size_t d = 0; d < array.shape().size(); ++d) {
+    nb::list sizes;
+    const Index extent = array.shape()[d];
+    const Index chunk = array.chunks()[d];
+    for (Index start = 0; start < extent; start += chunk) sizes.append(std::min(chunk, extent - start));
+    if (extent == 0) sizes.append(0);
+    dims.append(nb::tuple(sizes));
+  }
+  return nb::tuple(dims);
+}
+
+}  // namespace
+
+void BindArray(nb::module_& m) {
+  nb::class_<Array> array(m, "Array",
+                          "A lazy N-dimensional array computed chunk by chunk: building it "
+                          "runs nothing; compute(), to_zarr() and plan() plan it (and prove "
+                          "its memory) first.");
+  array.def_prop_ro("shape", [](const Array& x) { return ToTuple(x.shape()); })
+      .def_prop_ro("chunksize", [](const Array& x) { return ToTuple(x.chunks()); },
+                   "The shape of one chunk.")
+      .def_prop_ro("chunks", &DaskChunks, "Per dimension, the chunk sizes along it (dask's form).")
+      .def_prop_ro("dtype", [](const Array& x) { return NumpyDType(x.dtype()); })
+      .def_prop_ro("ndim", &Array::ndim)
+      .def_prop_ro("size", &Array::size)
+      .def_prop_ro("nbytes", &Array::nbytes)
+      .def_prop_ro("name", &Array::name)
+      .def_prop_ro("spec", &Array::spec)
+      .def("compute", &Compute, "Plans, runs and returns the values as a numpy array.")
+      .def("__array__",
+           [](const Array& x, nb::handle dtype, nb::handle) {
+             nb::object values = Compute(x);
+             return dtype.is_none() ? values : values.attr("astype")(dtype);
+           },
+           nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
+      .def("rechunk", [](const Array& x, nb::handle chunks) { return x.rechunk(ChunksFrom(chunks, x.shape())); },
+           nb::arg("chunks"), "The same values on another chunk grid (lazy).")
+      .def("astype", [](const Array& x, nb::handle dtype) { return x.astype(DTypeFrom(dtype)); },
+           nb::arg("dtype"))
+      .def("plan",
+           [](const Array& x) {
+             nb::gil_scoped_release release;
+             return x.plan();
+           },
+           "The plan compute() would run (MemoryBudgetError when a task would not fit).")
+      .def("visualize",
+           [](const Array& x, nb::handle filename, nb::handle format, nb::handle optimize) {
+             nb::object plan = nb::cast([&] {
+               nb::gil_scoped_release release;
+               return x.plan();
+             }());
+             return plan.attr("visualize")(filename, format, optimize);
+           },
+           nb::arg("filename") = nb::none(), nb::arg("format") = nb::none(),
+           nb::arg("optimize_function") = nb::none())
+      .def("to_zarr",
+           [](const Array& x, nb::handle store, bool overwrite, bool resume) {
+             const std::string path = nb::cast<std::string>(nb::str(store));
+             ToZarrOptions options;
+             options.overwrite = overwrite;
+             options.resume = resume;
+             nb::gil_scoped_release release;
+             x.to_zarr(path, options);
+           },
+           nb::arg("store"), nb::kw_only(), nb::arg("overwrite") = true, nb::arg("resume") = false)
+      .def("__len__",
+           [](const Array& x) {
+             if (x.ndim() == 0) throw nb::type_error("len() of a 0-d array");
+             return x.shape()[0];
+           })
+      .def("__repr__", [](const Array& x) {
+        return "tessera.Array<" + x.name() + ", shape=" + ShapeToString(x.shape()) +
+               ", dtype=" + std::string(x.dtype().name()) + ", chunksize=" +
+               ShapeToString(x.chunks()) + ">";
+      });
+
+  // The binary operators: (python name, op, reflected name).
+  struct Operator {
+    const char* forward;
+    const char* reflected;
+    const char* op;
+  };
+  static constexpr Operator kOperators[] = {
+      {"__add__", "__radd__", "add"},
+      {"__sub__", "__rsub__", "subtract"},
+      {"__mul__", "__rmul__", "multiply"},
+      {"__truediv__", "__rtruediv__", "divide"},
+      {"__floordiv__", "__rfloordiv__", "floor_divide"},
+      {"__mod__", "__rmod__", "remainder"},
+      {"__pow__", "__rpow__", "pow"},
+      {"__and__", "__rand__", "bitwise_and"},
+      {"__or__", "__ror__", "bitwise_or"},
+      {"__xor__", "__rxor__", "bitwise_xor"},
+      {"__lshift__", "__rlshift__", "bitwise_left_shift"},
+      {"__rshift__", "__rrshift__", "bitwise_right_shift"},
+  };
+  for (const Operator& op : kOperators) {
+    const char* name = op.op;
+    array.def(op.forward, [name](const Array& x, nb::handle y) { return Binary(name, x, y); });
+    array.def(op.reflected, [name](const Array& x, nb::handle y) { return Binary(name, x, y, true); });
+  }
+  static constexpr std::pair<const char*, const char*> kComparisons[] = {
+      {"__eq__", "equal"}, {"__ne__", "not_equal"},   {"__lt__", "less"},
+      {"__le__", "less_equal"}, {"__gt__", "greater"}, {"__ge__", "greater_equal"},
+  };
+  for (const auto& [method, op] : kComparisons) {
+    const char* name = op;
+    array.def(method, [name](const Array& x, nb::handle y) { return Binary(name, x, y); });
+  }
+  array.def("__neg__", [](const Array& x) { return negative(x); })
+      .def("__pos__", [](const Array& x) { return positive(x); })
+      .def("__abs__", [](const Array& x) { return abs(x); })
+      .def("__invert__", [](const Array& x) { return bitwise_invert(x); })
+      .def("__matmul__", [](const Array& x, const Array& y) { return matmul(x, y); })
+      .def("__rmatmul__", [](const Array& x, const Array& y) { return matmul(y, x); });
+}
+
+}  // namespace tessera::python

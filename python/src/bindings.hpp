@@ -1,0 +1,55 @@
+// The Python module `tessera._tessera`: one Bind* function per part of the public C++
+// surface (tessera/tessera.hpp), called once by module.cpp, and the conversions between
+// Python values and Tessera's (shapes, dtypes, scalars, NDArrays as numpy arrays) they
+// share (with the STL type casters every file uses). A front end: it includes only tessera/tessera.hpp (tests/check_layers.sh).
+#pragma once
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+#include <vector>
+
+#include "tessera/tessera.hpp"
+
+namespace tessera::python {
+
+namespace nb = nanobind;
+
+void BindErrors(nb::module_& m);
+void BindSpec(nb::module_& m);
+void BindArray(nb::module_& m);
+void BindCreation(nb::module_& m);
+void BindElementwise(nb::module_& m);
+void BindReductions(nb::module_& m);
+void BindManipulation(nb::module_& m);
+void BindPlan(nb::module_& m);
+void BindStorage(nb::module_& m);
+
+// What numpy.dtype(value) names ("float32", np.float32, a numpy dtype, ...) as a DType.
+// InvalidArgument for a dtype Tessera does not hold.
+DType DTypeFrom(nb::handle value);
+// The numpy dtype of `dtype`.
+nb::object NumpyDType(DType dtype);
+// An int or a sequence of ints.
+Shape ShapeFrom(nb::handle value);
+// Chunks for an array of `shape`: an int (every dimension), a sequence of ints (-1 or
+// None: the whole dimension), or dask's tuple of tuples of regular chunks (their first).
+Shape ChunksFrom(nb::handle value, const Shape& shape);
+// None (every axis), an int, or a sequence of ints.
+Axes AxesFrom(nb::handle value);
+// A Python bool, int or float (weak: it takes the array's dtype, as the standard says).
+Scalar ScalarFrom(nb::handle value);
+// `array` as a numpy array sharing its memory (the numpy array owns it from now on).
+nb::object ToNumpy(NDArray array);
+// A copy of a numpy array (any layout) as an NDArray.
+NDArray FromNumpy(nb::handle value);
+// The Spec a function was given: `spec` when not None, else the default Spec
+// (allowed_mem "auto").
+Spec SpecOr(nb::handle spec);
+// A tuple of ints.
+nb::tuple ToTuple(const Shape& shape);
+
+}  // namespace tessera::python

@@ -1,0 +1,132 @@
+// Conversions between Python values and Tessera's (bindings.hpp).
+#include <nanobind/ndarray.h>
+
+#include <cstring>
+#include <string>
+
+#include "bindings.hpp"
+
+namespace tessera::python {
+namespace {
+
+// Imported per call (a lookup in sys.modules): a static reference would be released
+// after the interpreter has finalized.
+nb::module_ Numpy() { return nb::module_::import_("numpy"); }
+
+nb::dlpack::dtype DlpackDType(DType dtype) {
+  nb::dlpack::dtype result;
+  result.bits = static_cast<std::uint8_t>(dtype.itemsize() * 8);
+  result.lanes = 1;
+  switch (dtype.kind()) {
+    case DTypeKind::kBool: result.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bool); break;
+    case DTypeKind::kSignedInt: result.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int); break;
+    case DTypeKind::kUnsignedInt: result.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt); break;
+    case DTypeKind::kFloat: result.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float); break;
+  }
+  return result;
+}
+
+Index IndexFrom(nb::handle value, const char* what) {
+  if (!nb::isinstance<nb::int_>(value) || nb::isinstance<nb::bool_>(value)) {
+    throw InvalidArgument(std::string(what) + " must be whole numbers, got " +
+                          nb::cast<std::string>(nb::repr(value)));
+  }
+  return nb::cast<Index>(value);
+}
+
+}  // namespace
+
+DType DTypeFrom(nb::handle value) {
+  nb::object dtype;
+  try {
+    dtype = Numpy().attr("dtype")(value);
+  } catch (const nb::python_error&) {
+    throw InvalidArgument("not a dtype: " + nb::cast<std::string>(nb::repr(value)));
+  }
+  return DType::FromName(nb::cast<std::string>(dtype.attr("name")));
+}
+
+nb::object NumpyDType(DType dtype) { return Numpy().attr("dtype")(std::string(dtype.name())); }
+
+Shape ShapeFrom(nb::handle value) {
+  if (nb::isinstance<nb::int_>(value)) return Shape{IndexFrom(value, "shape")};
+  Shape shape;
+  for (nb::handle item : nb::iter(value)) shape.push_back(IndexFrom(item, "a shape's extents"));
+  return shape;
+}
+
+Shape ChunksFrom(nb::handle value, const Shape& shape) {
+  if (value.is_none()) return shape;
+  if (nb::isinstance<nb::int_>(value)) return Shape(shape.size(), IndexFrom(value, "chunks"));
+  Shape chunks;
+  std::size_t dim = 0;
+  for (nb::handle item : nb::iter(value)) {
+    const Index whole = dim < shape.size() ? shape[dim] : 0;
+    if (item.is_none()) {
+      chunks.push_back(whole);
+    } else if (nb::isinstance<nb::tuple>(item) || nb::isinstance<nb::list>(item)) {
+      // dask's form: the chunk sizes along the dimension, regular but the last.
+      const nb::sequence sizes = nb::borrow<nb::sequence>(item);
+      chunks.push_back(nb::len(sizes) == 0 ? whole : IndexFrom(sizes[0], "chunks"));
+    } else {
+      const Index chunk = IndexFrom(item, "chunks");
+      chunks.push_back(chunk == -1 ? whole : chunk);
+    }
+    ++dim;
+  }
+  return chunks;
+}
+
+Axes AxesFrom(nb::handle value) {
+  if (value.is_none()) return Axes();
+  if (nb::isinstance<nb::int_>(value)) return Axes(nb::cast<int>(value));
+  std::vector<int> axes;
+  for (nb::handle item : nb::iter(value)) axes.push_back(nb::cast<int>(item));
+  return Axes(std::move(axes));
+}
+
+Scalar ScalarFrom(nb::handle value) {
+  if (nb::isinstance<nb::bool_>(value)) return Scalar(nb::cast<bool>(value));
+  if (nb::isinstance<nb::int_>(value)) return Scalar(nb::cast<std::int64_t>(value));
+  if (nb::isinstance<nb::float_>(value)) return Scalar(nb::cast<double>(value));
+  throw InvalidArgument("expected an array or a Python bool, int or float, got " +
+                        nb::cast<std::string>(nb::repr(value)));
+}
+
+nb::object ToNumpy(NDArray array) {
+  auto* owned = new NDArray(std::move(array));
+  nb::capsule owner(owned, [](void* held) noexcept { delete static_cast<NDArray*>(held); });
+  std::vector<std::size_t> shape(owned->shape().begin(), owned->shape().end());
+  nb::ndarray<nb::numpy> view(owned->mutable_bytes().data(), shape.size(), shape.data(), owner,
+                              nullptr, DlpackDType(owned->dtype()));
+  return nb::cast(view, nb::rv_policy::reference);
+}
+
+NDArray FromNumpy(nb::handle value) {
+  const nb::object contiguous = Numpy().attr("ascontiguousarray")(value);
+  const DType dtype = DTypeFrom(contiguous.attr("dtype"));
+  NDArray array(ShapeFrom(contiguous.attr("shape")), dtype);
+  const std::span<std::byte> into = array.mutable_bytes();
+  if (into.empty()) return array;
+  const auto source = nb::cast<nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>>(contiguous);
+  if (source.nbytes() != into.size()) throw Error("numpy array of unexpected size");
+  std::memcpy(into.data(), source.data(), into.size());
+  return array;
+}
+
+Spec SpecOr(nb::handle spec) {
+  if (spec.is_none()) {
+    Spec automatic;
+    automatic.allowed_mem = Spec::kAutoAllowedMem;
+    return automatic;
+  }
+  return nb::cast<Spec>(spec);
+}
+
+nb::tuple ToTuple(const Shape& shape) {
+  nb::list items;
+  for (const Index extent : shape) items.append(extent);
+  return nb::tuple(items);
+}
+
+}  // namespace tessera::python

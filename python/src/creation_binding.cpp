@@ -1,0 +1,116 @@
+// Array creation: asarray (from numpy or anything numpy.asarray takes), ones, zeros,
+// full, arange, the random submodule, and their *_like forms. Every function takes
+// chunks= and spec= as Cubed's do (spec None: allowed_mem "auto").
+#include <nanobind/stl/string.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "bindings.hpp"
+
+namespace tessera::python {
+namespace {
+
+// numpy's dtype for a Python number: bool, int64 or float64.
+DType DefaultDType(const Scalar& value) {
+  switch (value.value().index()) {
+    case 0: return bool_;
+    case 1: return int64;
+    case 2: return uint64;
+    default: return float64;
+  }
+}
+
+DType DTypeOr(nb::handle dtype, DType otherwise) {
+  return dtype.is_none() ? otherwise : DTypeFrom(dtype);
+}
+
+}  // namespace
+
+void BindCreation(nb::module_& m) {
+  m.def(
+      "asarray",
+      [](nb::handle data, nb::handle dtype, nb::handle chunks, nb::handle spec) {
+        if (nb::isinstance<Array>(data)) {
+          const Array& x = nb::cast<const Array&>(data);
+          return dtype.is_none() ? x : x.astype(DTypeFrom(dtype));
+        }
+        nb::object values = nb::module_::import_("numpy").attr("asarray")(data);
+        if (!dtype.is_none()) values = values.attr("astype")(NumpyDType(DTypeFrom(dtype)));
+        NDArray array = FromNumpy(values);
+        const Shape shape = array.shape();
+        return asarray(std::move(array), ChunksFrom(chunks, shape), SpecOr(spec));
+      },
+      nb::arg("obj"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("chunks") = nb::none(),
+      nb::arg("spec") = nb::none(), "A lazy array of a copy of `obj` (numpy's asarray).");
+  m.def(
+      "ones",
+      [](nb::handle shape, nb::handle dtype, nb::handle chunks, nb::handle spec) {
+        const Shape extents = ShapeFrom(shape);
+        return ones(extents, DTypeOr(dtype, float64), ChunksFrom(chunks, extents), SpecOr(spec));
+      },
+      nb::arg("shape"), nb::kw_only(), nb::arg("dtype") = nb::none(),
+      nb::arg("chunks") = nb::none(), nb::arg("spec") = nb::none());
+  m.def(
+      "zeros",
+      [](nb::handle shape, nb::handle dtype, nb::handle chunks, nb::handle spec) {
+        const Shape extents = ShapeFrom(shape);
+        return zeros(extents, DTypeOr(dtype, float64), ChunksFrom(chunks, extents), SpecOr(spec));
+      },
+      nb::arg("shape"), nb::kw_only(), nb::arg("dtype") = nb::none(),
+      nb::arg("chunks") = nb::none(), nb::arg("spec") = nb::none());
+  m.def(
+      "full",
+      [](nb::handle shape, nb::handle fill_value, nb::handle dtype, nb::handle chunks,
+         nb::handle spec) {
+        const Shape extents = ShapeFrom(shape);
+        const Scalar value = ScalarFrom(fill_value);
+        const DType type = dtype.is_none() ? DefaultDType(value) : DTypeFrom(dtype);
+        return full(extents, value, type, ChunksFrom(chunks, extents), SpecOr(spec));
+      },
+      nb::arg("shape"), nb::arg("fill_value"), nb::kw_only(), nb::arg("dtype") = nb::none(),
+      nb::arg("chunks") = nb::none(), nb::arg("spec") = nb::none());
+  m.def(
+      "arange",
+      [](double start, nb::handle stop, double step, nb::handle dtype, nb::handle chunks,
+         nb::handle spec) {
+        const double begin = stop.is_none() ? 0 : start;
+        const double end = stop.is_none() ? start : nb::cast<double>(stop);
+        const DType type = DTypeOr(dtype, float64);
+        const Index length =
+            std::max<Index>(0, static_cast<Index>(std::ceil((end - begin) / step)));
+        const Shape chunk = ChunksFrom(chunks, Shape{length});
+        return arange(begin, end, step, type, chunk.empty() ? length : chunk[0], SpecOr(spec));
+      },
+      nb::arg("start"), nb::arg("stop") = nb::none(), nb::arg("step") = 1.0, nb::kw_only(),
+      nb::arg("dtype") = nb::none(), nb::arg("chunks") = nb::none(), nb::arg("spec") = nb::none());
+  m.def("ones_like",
+        [](const Array& x, nb::handle dtype) {
+          return dtype.is_none() ? ones_like(x) : ones_like(x, DTypeFrom(dtype));
+        },
+        nb::arg("x"), nb::kw_only(), nb::arg("dtype") = nb::none());
+  m.def("zeros_like",
+        [](const Array& x, nb::handle dtype) {
+          return dtype.is_none() ? zeros_like(x) : zeros_like(x, DTypeFrom(dtype));
+        },
+        nb::arg("x"), nb::kw_only(), nb::arg("dtype") = nb::none());
+  m.def("full_like",
+        [](const Array& x, nb::handle fill_value, nb::handle dtype) {
+          const Scalar value = ScalarFrom(fill_value);
+          return dtype.is_none() ? full_like(x, value) : full_like(x, value, DTypeFrom(dtype));
+        },
+        nb::arg("x"), nb::arg("fill_value"), nb::kw_only(), nb::arg("dtype") = nb::none());
+
+  nb::module_ random_module = m.def_submodule("random", "Random arrays (Cubed's cubed.random).");
+  random_module.def(
+      "random",
+      [](nb::handle size, nb::handle chunks, nb::handle spec, std::uint64_t seed) {
+        const Shape shape = ShapeFrom(size);
+        return random::random(shape, ChunksFrom(chunks, shape), SpecOr(spec), seed);
+      },
+      nb::arg("size"), nb::kw_only(), nb::arg("chunks") = nb::none(), nb::arg("spec") = nb::none(),
+      nb::arg("seed") = 0, "Uniform values in [0, 1), float64, counter-based: the same seed "
+                           "gives the same values whatever the chunks.");
+}
+
+}  // namespace tessera::python

@@ -1,0 +1,152 @@
+"""The module against numpy: creation, elementwise functions and operators, reductions,
+manipulation, and what a computed result is (a numpy array over the engine's memory)."""
+
+import numpy as np
+import pytest
+
+import tessera
+
+
+def random_array(rng, shape, dtype):
+    if np.dtype(dtype).kind == "b":
+        return rng.random(shape) > 0.5
+    if np.dtype(dtype).kind in "iu":
+        return rng.integers(1, 50, size=shape).astype(dtype)
+    return (rng.random(shape) * 10 + 0.5).astype(dtype)
+
+
+def random_chunks(rng, shape):
+    return tuple(int(rng.integers(1, extent + 1)) for extent in shape)
+
+
+@pytest.mark.parametrize("shape", [(7,), (5, 6), (3, 4, 5)])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32", "uint8"])
+def test_asarray_round_trips_any_chunking(rng, spec, shape, dtype):
+    values = random_array(rng, shape, dtype)
+    x = tessera.asarray(values, chunks=random_chunks(rng, shape), spec=spec)
+    assert x.shape == shape and x.dtype == np.dtype(dtype) and x.nbytes == values.nbytes
+    result = x.compute()
+    assert result.dtype == values.dtype
+    np.testing.assert_array_equal(result, values)
+
+
+def test_creation_functions_match_numpy(spec):
+    np.testing.assert_array_equal(tessera.ones((3, 4), chunks=(2, 2), spec=spec).compute(), np.ones((3, 4)))
+    np.testing.assert_array_equal(
+        tessera.zeros((5,), dtype="int8", chunks=2, spec=spec).compute(), np.zeros(5, np.int8))
+    full = tessera.full((2, 3), 7, chunks=(1, 3), spec=spec).compute()
+    assert full.dtype == np.int64
+    np.testing.assert_array_equal(full, np.full((2, 3), 7))
+    np.testing.assert_array_equal(
+        tessera.arange(0, 10, 3, chunks=2, spec=spec).compute(), np.arange(0, 10, 3.0))
+    np.testing.assert_array_equal(tessera.arange(5, spec=spec).compute(), np.arange(5.0))
+
+
+UNARY = ["negative", "abs", "sqrt", "exp", "log", "log1p", "sin", "cos", "tanh", "floor",
+         "ceil", "square", "isnan", "isfinite"]
+BINARY = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "pow", "atan2",
+          "hypot", "equal", "less", "greater_equal"]
+NUMPY_NAMES = {"pow": "power", "atan2": "arctan2"}
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_functions_match_numpy(rng, spec, name):
+    values = random_array(rng, (6, 7), "float64")
+    x = tessera.asarray(values, chunks=(4, 3), spec=spec)
+    expected = getattr(np, NUMPY_NAMES.get(name, name))(values)
+    np.testing.assert_allclose(getattr(tessera, name)(x).compute(), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_functions_match_numpy_with_broadcasting(rng, spec, name):
+    left = random_array(rng, (6, 7), "float64")
+    right = random_array(rng, (7,), "float64")
+    x = tessera.asarray(left, chunks=(4, 3), spec=spec)
+    y = tessera.asarray(right, chunks=(3,), spec=spec)
+    expected = getattr(np, NUMPY_NAMES.get(name, name))(left, right)
+    np.testing.assert_allclose(getattr(tessera, name)(x, y).compute(), expected, rtol=1e-12)
+
+
+def test_every_elementwise_function_of_the_engine_is_bound():
+    for name in UNARY + BINARY + ["bitwise_and", "logaddexp", "copysign", "trunc", "sign"]:
+        assert callable(getattr(tessera, name)), name
+
+
+def test_operators_and_weak_python_scalars(rng, spec):
+    values = random_array(rng, (5, 4), "float32")
+    x = tessera.asarray(values, chunks=(2, 2), spec=spec)
+    y = (2.0 * x + 1) / 3 - x ** 2
+    assert y.dtype == np.float32  # Python numbers are weak: float32 stays float32
+    np.testing.assert_allclose(y.compute(), (2.0 * values + 1) / 3 - values**2, rtol=1e-6)
+    np.testing.assert_array_equal((x > 5).compute(), values > 5)
+    np.testing.assert_array_equal((-x).compute(), -values)
+    ints = tessera.asarray(np.arange(10, dtype=np.int32), chunks=3, spec=spec)
+    np.testing.assert_array_equal((ints % 3).compute(), np.arange(10, dtype=np.int32) % 3)
+    np.testing.assert_array_equal((7 // (ints + 1)).compute(), 7 // (np.arange(10, dtype=np.int32) + 1))
+    assert (ints * 2).dtype == np.int32
+
+
+def test_where_astype_and_matmul(rng, spec):
+    a = random_array(rng, (6, 5), "float64")
+    b = random_array(rng, (5, 4), "float64")
+    x = tessera.asarray(a, chunks=(3, 2), spec=spec)
+    y = tessera.asarray(b, chunks=(2, 4), spec=spec)
+    np.testing.assert_allclose((x @ y).compute(), a @ b, rtol=1e-12)
+    np.testing.assert_array_equal(tessera.where(x > 5, x, 0.0).compute(), np.where(a > 5, a, 0.0))
+    np.testing.assert_array_equal(tessera.astype(x, "int16").compute(), a.astype(np.int16))
+    np.testing.assert_array_equal(x.astype(np.float32).compute(), a.astype(np.float32))
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1), -1])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_reductions_match_numpy(rng, spec, axis, keepdims):
+    values = random_array(rng, (9, 8), "float64")
+    x = tessera.asarray(values, chunks=(4, 3), spec=spec)
+    for name in ["sum", "prod", "mean", "min", "max"]:
+        got = getattr(tessera, name)(x, axis=axis, keepdims=keepdims).compute()
+        np.testing.assert_allclose(got, getattr(np, name)(values, axis=axis, keepdims=keepdims),
+                                   rtol=1e-12, err_msg=name)
+    np.testing.assert_allclose(tessera.var(x, axis=axis, correction=1, keepdims=keepdims).compute(),
+                               np.var(values, axis=axis, ddof=1, keepdims=keepdims), rtol=1e-10)
+    np.testing.assert_allclose(tessera.std(x, axis=axis, keepdims=keepdims).compute(),
+                               np.std(values, axis=axis, keepdims=keepdims), rtol=1e-10)
+
+
+def test_arg_reductions_and_logical_reductions(rng, spec):
+    values = random_array(rng, (7, 6), "float64")
+    x = tessera.asarray(values, chunks=(3, 4), spec=spec)
+    np.testing.assert_array_equal(tessera.argmax(x, axis=0).compute(), np.argmax(values, axis=0))
+    np.testing.assert_array_equal(tessera.argmin(x).compute(), np.argmin(values))
+    np.testing.assert_array_equal(tessera.all(x > 0.4, axis=1).compute(), np.all(values > 0.4, axis=1))
+    np.testing.assert_array_equal(tessera.any(x > 9, axis=0).compute(), np.any(values > 9, axis=0))
+
+
+def test_manipulation_matches_numpy(rng, spec):
+    values = random_array(rng, (4, 6), "float64")
+    x = tessera.asarray(values, chunks=(3, 4), spec=spec)
+    np.testing.assert_array_equal(tessera.permute_dims(x, (1, 0)).compute(), values.T)
+    np.testing.assert_array_equal(tessera.reshape(x, (3, 8)).compute(), values.reshape(3, 8))
+    np.testing.assert_array_equal(tessera.concat([x, x], axis=1).compute(), np.concatenate([values, values], axis=1))
+    np.testing.assert_array_equal(tessera.stack([x, x]).compute(), np.stack([values, values]))
+    np.testing.assert_array_equal(tessera.flip(x, axis=0).compute(), np.flip(values, axis=0))
+    np.testing.assert_array_equal(tessera.expand_dims(x, axis=0).compute(), values[None])
+    np.testing.assert_array_equal(x.rechunk((1, 6)).compute(), values)
+    assert x.rechunk((1, 6)).chunksize == (1, 6)
+    assert x.chunks == ((3, 1), (4, 2))
+
+
+def test_a_computed_result_is_a_numpy_array_over_the_engines_memory(spec):
+    x = tessera.ones((100, 100), chunks=(30, 30), spec=spec) * 3
+    result = x.compute()
+    assert isinstance(result, np.ndarray)
+    assert not result.flags["OWNDATA"]  # the engine's buffer, not a copy numpy made
+    assert np.shares_memory(result, np.asarray(result))
+    del x
+    assert float(result.sum()) == 30000.0  # the memory lives as long as the array
+
+
+def test_compute_of_several_arrays_shares_one_plan(spec):
+    x = tessera.arange(12, chunks=5, spec=spec)
+    a, b = tessera.compute(x + 1, tessera.sum(x))
+    np.testing.assert_array_equal(a, np.arange(12.0) + 1)
+    assert float(b) == 66.0
