@@ -2,7 +2,7 @@
 
 ctest sets their paths in the environment (see tests/CMakeLists.txt). To run by hand:
   TESSERA_BIN=build/src/cli/tessera TESSERA_ZARR_TOOL=build/tests/tessera_zarr_tool \
-  TESSERA_COMPUTE_TOOL=build/tests/tessera_compute_tool /usr/bin/python3 -m pytest -q tests
+  TESSERA_COMPUTE_TOOL=build/tests/tessera_compute_tool .venv/bin/python -m pytest -q tests
 """
 import os
 

@@ -36,7 +36,8 @@ nb::tuple DaskChunks(const Array& array) {
     nb::list sizes;
     const Index extent = array.shape()[d];
     const Index chunk = array.chunks()[d];
-    for (Index start = 0; start < extent; start += chunk) sizes.append(std::min(chunk, extent - start));
+    for (Index start = 0; start < extent; start += chunk)
+      sizes.append(std::min(chunk, extent - start));
     if (extent == 0) sizes.append(0);
     dims.append(nb::tuple(sizes));
   }
@@ -51,8 +52,9 @@ void BindArray(nb::module_& m) {
                           "runs nothing; compute(), to_zarr() and plan() plan it (and prove "
                           "its memory) first.");
   array.def_prop_ro("shape", [](const Array& x) { return ToTuple(x.shape()); })
-      .def_prop_ro("chunksize", [](const Array& x) { return ToTuple(x.chunks()); },
-                   "The shape of one chunk.")
+      .def_prop_ro(
+          "chunksize", [](const Array& x) { return ToTuple(x.chunks()); },
+          "The shape of one chunk.")
       .def_prop_ro("chunks", &DaskChunks, "Per dimension, the chunk sizes along it (dask's form).")
       .def_prop_ro("dtype", [](const Array& x) { return NumpyDType(x.dtype()); })
       .def_prop_ro("ndim", &Array::ndim)
@@ -61,42 +63,42 @@ void BindArray(nb::module_& m) {
       .def_prop_ro("name", &Array::name)
       .def_prop_ro("spec", &Array::spec)
       .def("compute", &Compute, "Plans, runs and returns the values as a numpy array.")
-      .def("__array__",
-           [](const Array& x, nb::handle dtype, nb::handle) {
-             nb::object values = Compute(x);
-             return dtype.is_none() ? values : values.attr("astype")(dtype);
-           },
-           nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
-      .def("rechunk", [](const Array& x, nb::handle chunks) { return x.rechunk(ChunksFrom(chunks, x.shape())); },
-           nb::arg("chunks"), "The same values on another chunk grid (lazy).")
-      .def("astype", [](const Array& x, nb::handle dtype) { return x.astype(DTypeFrom(dtype)); },
-           nb::arg("dtype"))
-      .def("plan",
-           [](const Array& x) {
-             nb::gil_scoped_release release;
-             return x.plan();
-           },
-           "The plan compute() would run (MemoryBudgetError when a task would not fit).")
-      .def("visualize",
-           [](const Array& x, nb::handle filename, nb::handle format, nb::handle optimize) {
-             nb::object plan = nb::cast([&] {
-               nb::gil_scoped_release release;
-               return x.plan();
-             }());
-             return plan.attr("visualize")(filename, format, optimize);
-           },
-           nb::arg("filename") = nb::none(), nb::arg("format") = nb::none(),
-           nb::arg("optimize_function") = nb::none())
-      .def("to_zarr",
-           [](const Array& x, nb::handle store, bool overwrite, bool resume) {
-             const std::string path = nb::cast<std::string>(nb::str(store));
-             ToZarrOptions options;
-             options.overwrite = overwrite;
-             options.resume = resume;
-             nb::gil_scoped_release release;
-             x.to_zarr(path, options);
-           },
-           nb::arg("store"), nb::kw_only(), nb::arg("overwrite") = true, nb::arg("resume") = false)
+      .def(
+          "__array__",
+          [](const Array& x, nb::handle dtype, nb::handle) {
+            nb::object values = Compute(x);
+            return dtype.is_none() ? values : values.attr("astype")(dtype);
+          },
+          nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
+      .def(
+          "rechunk",
+          [](const Array& x, nb::handle chunks) {
+            return x.rechunk(ChunksFrom(chunks, x.shape()));
+          },
+          nb::arg("chunks"), "The same values on another chunk grid (lazy).")
+      .def(
+          "astype", [](const Array& x, nb::handle dtype) { return x.astype(DTypeFrom(dtype)); },
+          nb::arg("dtype"))
+      .def(
+          "plan",
+          [](const Array& x) {
+            nb::gil_scoped_release release;
+            return x.plan();
+          },
+          "The plan compute() would run (MemoryBudgetError when a task would not fit).")
+      .def(
+          "visualize",
+          [](const Array& x, nb::handle filename, nb::handle format, nb::handle optimize) {
+            nb::object plan = nb::cast([&] {
+              nb::gil_scoped_release release;
+              return x.plan();
+            }());
+            return plan.attr("visualize")(filename, format, optimize);
+          },
+          nb::arg("filename") = nb::none(), nb::arg("format") = nb::none(),
+          nb::arg("optimize_function") = nb::none())
+      .def("to_zarr", &ToZarr, nb::arg("store"), nb::kw_only(), nb::arg("overwrite") = true,
+           nb::arg("resume") = false)
       .def("__len__",
            [](const Array& x) {
              if (x.ndim() == 0) throw nb::type_error("len() of a 0-d array");
@@ -104,8 +106,8 @@ void BindArray(nb::module_& m) {
            })
       .def("__repr__", [](const Array& x) {
         return "tessera.Array<" + x.name() + ", shape=" + ShapeToString(x.shape()) +
-               ", dtype=" + std::string(x.dtype().name()) + ", chunksize=" +
-               ShapeToString(x.chunks()) + ">";
+               ", dtype=" + std::string(x.dtype().name()) +
+               ", chunksize=" + ShapeToString(x.chunks()) + ">";
       });
 
   // The binary operators: (python name, op, reflected name).
@@ -131,11 +133,12 @@ void BindArray(nb::module_& m) {
   for (const Operator& op : kOperators) {
     const char* name = op.op;
     array.def(op.forward, [name](const Array& x, nb::handle y) { return Binary(name, x, y); });
-    array.def(op.reflected, [name](const Array& x, nb::handle y) { return Binary(name, x, y, true); });
+    array.def(op.reflected,
+              [name](const Array& x, nb::handle y) { return Binary(name, x, y, true); });
   }
   static constexpr std::pair<const char*, const char*> kComparisons[] = {
-      {"__eq__", "equal"}, {"__ne__", "not_equal"},   {"__lt__", "less"},
-      {"__le__", "less_equal"}, {"__gt__", "greater"}, {"__ge__", "greater_equal"},
+      {"__eq__", "equal"},      {"__ne__", "not_equal"}, {"__lt__", "less"},
+      {"__le__", "less_equal"}, {"__gt__", "greater"},   {"__ge__", "greater_equal"},
   };
   for (const auto& [method, op] : kComparisons) {
     const char* name = op;

@@ -1,7 +1,8 @@
 // The Python module `tessera._tessera`: one Bind* function per part of the public C++
 // surface (tessera/tessera.hpp), called once by module.cpp, and the conversions between
 // Python values and Tessera's (shapes, dtypes, scalars, NDArrays as numpy arrays) they
-// share (with the STL type casters every file uses). A front end: it includes only tessera/tessera.hpp (tests/check_layers.sh).
+// share (with the STL type casters every file uses). A front end: it includes only
+// tessera/tessera.hpp (tests/check_layers.sh).
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -49,6 +50,9 @@ NDArray FromNumpy(nb::handle value);
 // The Spec a function was given: `spec` when not None, else the default Spec
 // (allowed_mem "auto").
 Spec SpecOr(nb::handle spec);
+// x.to_zarr(store) (a directory path), the GIL released while it runs: the method and
+// the module's function.
+void ToZarr(const Array& x, nb::handle store, bool overwrite, bool resume);
 // A tuple of ints.
 nb::tuple ToTuple(const Shape& shape);
 

@@ -18,10 +18,18 @@ nb::dlpack::dtype DlpackDType(DType dtype) {
   result.bits = static_cast<std::uint8_t>(dtype.itemsize() * 8);
   result.lanes = 1;
   switch (dtype.kind()) {
-    case DTypeKind::kBool: result.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bool); break;
-    case DTypeKind::kSignedInt: result.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int); break;
-    case DTypeKind::kUnsignedInt: result.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt); break;
-    case DTypeKind::kFloat: result.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float); break;
+    case DTypeKind::kBool:
+      result.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bool);
+      break;
+    case DTypeKind::kSignedInt:
+      result.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int);
+      break;
+    case DTypeKind::kUnsignedInt:
+      result.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt);
+      break;
+    case DTypeKind::kFloat:
+      result.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float);
+      break;
   }
   return result;
 }

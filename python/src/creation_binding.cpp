@@ -14,10 +14,14 @@ namespace {
 // numpy's dtype for a Python number: bool, int64 or float64.
 DType DefaultDType(const Scalar& value) {
   switch (value.value().index()) {
-    case 0: return bool_;
-    case 1: return int64;
-    case 2: return uint64;
-    default: return float64;
+    case 0:
+      return bool_;
+    case 1:
+      return int64;
+    case 2:
+      return uint64;
+    default:
+      return float64;
   }
 }
 
@@ -84,22 +88,25 @@ void BindCreation(nb::module_& m) {
       },
       nb::arg("start"), nb::arg("stop") = nb::none(), nb::arg("step") = 1.0, nb::kw_only(),
       nb::arg("dtype") = nb::none(), nb::arg("chunks") = nb::none(), nb::arg("spec") = nb::none());
-  m.def("ones_like",
-        [](const Array& x, nb::handle dtype) {
-          return dtype.is_none() ? ones_like(x) : ones_like(x, DTypeFrom(dtype));
-        },
-        nb::arg("x"), nb::kw_only(), nb::arg("dtype") = nb::none());
-  m.def("zeros_like",
-        [](const Array& x, nb::handle dtype) {
-          return dtype.is_none() ? zeros_like(x) : zeros_like(x, DTypeFrom(dtype));
-        },
-        nb::arg("x"), nb::kw_only(), nb::arg("dtype") = nb::none());
-  m.def("full_like",
-        [](const Array& x, nb::handle fill_value, nb::handle dtype) {
-          const Scalar value = ScalarFrom(fill_value);
-          return dtype.is_none() ? full_like(x, value) : full_like(x, value, DTypeFrom(dtype));
-        },
-        nb::arg("x"), nb::arg("fill_value"), nb::kw_only(), nb::arg("dtype") = nb::none());
+  m.def(
+      "ones_like",
+      [](const Array& x, nb::handle dtype) {
+        return dtype.is_none() ? ones_like(x) : ones_like(x, DTypeFrom(dtype));
+      },
+      nb::arg("x"), nb::kw_only(), nb::arg("dtype") = nb::none());
+  m.def(
+      "zeros_like",
+      [](const Array& x, nb::handle dtype) {
+        return dtype.is_none() ? zeros_like(x) : zeros_like(x, DTypeFrom(dtype));
+      },
+      nb::arg("x"), nb::kw_only(), nb::arg("dtype") = nb::none());
+  m.def(
+      "full_like",
+      [](const Array& x, nb::handle fill_value, nb::handle dtype) {
+        const Scalar value = ScalarFrom(fill_value);
+        return dtype.is_none() ? full_like(x, value) : full_like(x, value, DTypeFrom(dtype));
+      },
+      nb::arg("x"), nb::arg("fill_value"), nb::kw_only(), nb::arg("dtype") = nb::none());
 
   nb::module_ random_module = m.def_submodule("random", "Random arrays (Cubed's cubed.random).");
   random_module.def(
@@ -109,8 +116,9 @@ void BindCreation(nb::module_& m) {
         return random::random(shape, ChunksFrom(chunks, shape), SpecOr(spec), seed);
       },
       nb::arg("size"), nb::kw_only(), nb::arg("chunks") = nb::none(), nb::arg("spec") = nb::none(),
-      nb::arg("seed") = 0, "Uniform values in [0, 1), float64, counter-based: the same seed "
-                           "gives the same values whatever the chunks.");
+      nb::arg("seed") = 0,
+      "Uniform values in [0, 1), float64, counter-based: the same seed "
+      "gives the same values whatever the chunks.");
 }
 
 }  // namespace tessera::python

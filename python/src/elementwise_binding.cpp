@@ -11,7 +11,8 @@ namespace tessera::python {
 void BindElementwise(nb::module_& m) {
   for (const std::string_view name : elementwise_function_names(1)) {
     const std::string op(name);
-    m.def(op.c_str(), [op](const Array& x) { return elementwise(op, x); }, nb::arg("x"));
+    m.def(
+        op.c_str(), [op](const Array& x) { return elementwise(op, x); }, nb::arg("x"));
   }
   for (const std::string_view name : elementwise_function_names(2)) {
     const std::string op(name);
@@ -34,14 +35,16 @@ void BindElementwise(nb::module_& m) {
       [](const Array& condition, nb::handle x1, nb::handle x2) {
         const bool first = nb::isinstance<Array>(x1);
         const bool second = nb::isinstance<Array>(x2);
-        if (first && second) return where(condition, nb::cast<const Array&>(x1), nb::cast<const Array&>(x2));
+        if (first && second)
+          return where(condition, nb::cast<const Array&>(x1), nb::cast<const Array&>(x2));
         if (first) return where(condition, nb::cast<const Array&>(x1), ScalarFrom(x2));
         if (second) return where(condition, ScalarFrom(x1), nb::cast<const Array&>(x2));
         throw InvalidArgument("where: give x1 or x2 as a tessera array");
       },
       nb::arg("condition"), nb::arg("x1"), nb::arg("x2"));
-  m.def("astype", [](const Array& x, nb::handle dtype) { return x.astype(DTypeFrom(dtype)); },
-        nb::arg("x"), nb::arg("dtype"));
+  m.def(
+      "astype", [](const Array& x, nb::handle dtype) { return x.astype(DTypeFrom(dtype)); },
+      nb::arg("x"), nb::arg("dtype"));
 }
 
 }  // namespace tessera::python

@@ -38,7 +38,8 @@ void BindPlan(nb::module_& m) {
       .def_ro("fused", &OpInfo::fused)
       .def("__repr__", [](const OpInfo& op) {
         return "OpInfo(" + op.name + ", " + std::string(OpKindName(op.kind)) + ", " +
-               std::to_string(op.num_tasks) + " tasks, projected " + format_bytes(op.projected_mem) + ")";
+               std::to_string(op.num_tasks) + " tasks, projected " +
+               format_bytes(op.projected_mem) + ")";
       });
 
   nb::class_<FinalizedPlan>(m, "FinalizedPlan",
@@ -55,7 +56,8 @@ void BindPlan(nb::module_& m) {
       .def("to_dot", &FinalizedPlan::to_dot)
       .def(
           "visualize",
-          [](const FinalizedPlan& p, nb::handle filename, nb::handle format, nb::handle) -> nb::object {
+          [](const FinalizedPlan& p, nb::handle filename, nb::handle format,
+             nb::handle) -> nb::object {
             const std::string dot = p.to_dot();
             if (filename.is_none()) return nb::str(dot.c_str());
             std::string path = nb::cast<std::string>(nb::str(filename));
@@ -65,7 +67,8 @@ void BindPlan(nb::module_& m) {
               std::ofstream(path) << dot;
             } else {
               const nb::object subprocess = nb::module_::import_("subprocess");
-              if (path.size() <= kind.size() || path.substr(path.size() - kind.size() - 1) != "." + kind) {
+              if (path.size() <= kind.size() ||
+                  path.substr(path.size() - kind.size() - 1) != "." + kind) {
                 path += "." + kind;
               }
               nb::dict options;
@@ -81,9 +84,10 @@ void BindPlan(nb::module_& m) {
           "'png'); without a filename returns the DOT text.")
       .def("__repr__", [](const FinalizedPlan& p) { return p.summary(); });
 
-  m.def("plan", [](const nb::args& arrays) { return Plan(ArraysFrom(arrays)); },
-        "One plan for the arrays (shared inputs computed once); runs nothing. Raises "
-        "MemoryBudgetError when a task would not fit allowed_mem.");
+  m.def(
+      "plan", [](const nb::args& arrays) { return Plan(ArraysFrom(arrays)); },
+      "One plan for the arrays (shared inputs computed once); runs nothing. Raises "
+      "MemoryBudgetError when a task would not fit allowed_mem.");
   m.def(
       "compute",
       [](const nb::args& arrays) {

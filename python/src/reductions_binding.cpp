@@ -19,7 +19,8 @@ std::optional<DType> OptionalDType(nb::handle dtype) {
 
 void BindReductions(nb::module_& m) {
   using Typed = Array (*)(const Array&, Axes, bool, std::optional<DType>);
-  const std::pair<const char*, Typed> typed[] = {{"sum", &tessera::sum}, {"prod", &tessera::prod}, {"mean", &tessera::mean}};
+  const std::pair<const char*, Typed> typed[] = {
+      {"sum", &tessera::sum}, {"prod", &tessera::prod}, {"mean", &tessera::mean}};
   for (const auto& [name, fn] : typed) {
     const Typed reduce = fn;
     m.def(
@@ -31,9 +32,11 @@ void BindReductions(nb::module_& m) {
         nb::arg("dtype") = nb::none());
   }
   using Plain = Array (*)(const Array&, Axes, bool);
-  const std::pair<const char*, Plain> plain[] = {
-      {"min", &tessera::min}, {"max", &tessera::max}, {"all", &tessera::all}, {"any", &tessera::any},
-      {"count_nonzero", &tessera::count_nonzero}};
+  const std::pair<const char*, Plain> plain[] = {{"min", &tessera::min},
+                                                 {"max", &tessera::max},
+                                                 {"all", &tessera::all},
+                                                 {"any", &tessera::any},
+                                                 {"count_nonzero", &tessera::count_nonzero}};
   for (const auto& [name, fn] : plain) {
     const Plain reduce = fn;
     m.def(
@@ -57,19 +60,32 @@ void BindReductions(nb::module_& m) {
       },
       nb::arg("x"), nb::kw_only(), nb::arg("axis") = nb::none(), nb::arg("correction") = 0.0,
       nb::arg("keepdims") = false);
-  m.def("argmin", [](const Array& x, std::optional<int> axis, bool keepdims) { return argmin(x, axis, keepdims); },
-        nb::arg("x"), nb::kw_only(), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
-  m.def("argmax", [](const Array& x, std::optional<int> axis, bool keepdims) { return argmax(x, axis, keepdims); },
-        nb::arg("x"), nb::kw_only(), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
+  m.def(
+      "argmin",
+      [](const Array& x, std::optional<int> axis, bool keepdims) {
+        return argmin(x, axis, keepdims);
+      },
+      nb::arg("x"), nb::kw_only(), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
+  m.def(
+      "argmax",
+      [](const Array& x, std::optional<int> axis, bool keepdims) {
+        return argmax(x, axis, keepdims);
+      },
+      nb::arg("x"), nb::kw_only(), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
 
-  m.def("matmul", [](const Array& x1, const Array& x2) { return matmul(x1, x2); }, nb::arg("x1"),
-        nb::arg("x2"));
-  m.def("tensordot", [](const Array& x1, const Array& x2, int axes) { return tensordot(x1, x2, axes); },
-        nb::arg("x1"), nb::arg("x2"), nb::kw_only(), nb::arg("axes") = 2);
-  m.def("vecdot", [](const Array& x1, const Array& x2, int axis) { return vecdot(x1, x2, axis); },
-        nb::arg("x1"), nb::arg("x2"), nb::kw_only(), nb::arg("axis") = -1);
-  m.def("outer", [](const Array& x1, const Array& x2) { return outer(x1, x2); }, nb::arg("x1"),
-        nb::arg("x2"));
+  m.def(
+      "matmul", [](const Array& x1, const Array& x2) { return matmul(x1, x2); }, nb::arg("x1"),
+      nb::arg("x2"));
+  m.def(
+      "tensordot",
+      [](const Array& x1, const Array& x2, int axes) { return tensordot(x1, x2, axes); },
+      nb::arg("x1"), nb::arg("x2"), nb::kw_only(), nb::arg("axes") = 2);
+  m.def(
+      "vecdot", [](const Array& x1, const Array& x2, int axis) { return vecdot(x1, x2, axis); },
+      nb::arg("x1"), nb::arg("x2"), nb::kw_only(), nb::arg("axis") = -1);
+  m.def(
+      "outer", [](const Array& x1, const Array& x2) { return outer(x1, x2); }, nb::arg("x1"),
+      nb::arg("x2"));
 }
 
 }  // namespace tessera::python

@@ -36,8 +36,10 @@ void BindSpec(nb::module_& m) {
             new (spec) Spec();
             spec->allowed_mem = Spec::kAutoAllowedMem;
             if (!work_dir.is_none()) spec->work_dir = nb::cast<std::string>(nb::str(work_dir));
-            if (!allowed_mem.is_none()) spec->set("allowed_mem", SizeText(allowed_mem, "allowed_mem"));
-            if (!reserved_mem.is_none()) spec->set("reserved_mem", SizeText(reserved_mem, "reserved_mem"));
+            if (!allowed_mem.is_none())
+              spec->set("allowed_mem", SizeText(allowed_mem, "allowed_mem"));
+            if (!reserved_mem.is_none())
+              spec->set("reserved_mem", SizeText(reserved_mem, "reserved_mem"));
             if (!total_mem.is_none()) spec->set("total_mem", SizeText(total_mem, "total_mem"));
             spec->executor = executor;
             if (!max_workers.is_none()) spec->max_workers = nb::cast<int>(max_workers);
@@ -72,7 +74,8 @@ void BindSpec(nb::module_& m) {
       .def_ro("memory_tiers", &Spec::memory_tiers)
       .def("__repr__", [](const Spec& spec) {
         return "Spec(allowed_mem=" +
-               (spec.allowed_mem_is_auto() ? std::string("'auto'") : format_bytes(spec.allowed_mem)) +
+               (spec.allowed_mem_is_auto() ? std::string("'auto'")
+                                           : format_bytes(spec.allowed_mem)) +
                ", reserved_mem=" + format_bytes(spec.reserved_mem) + ", executor='" +
                spec.executor + "')";
       });

@@ -7,6 +7,15 @@
 
 namespace tessera::python {
 
+void ToZarr(const Array& x, nb::handle store, bool overwrite, bool resume) {
+  const std::string path = nb::cast<std::string>(nb::str(store));
+  ToZarrOptions options;
+  options.overwrite = overwrite;
+  options.resume = resume;
+  nb::gil_scoped_release release;
+  x.to_zarr(path, options);
+}
+
 void BindStorage(nb::module_& m) {
   m.def(
       "from_zarr",
@@ -17,19 +26,9 @@ void BindStorage(nb::module_& m) {
       },
       nb::arg("store"), nb::kw_only(), nb::arg("spec") = nb::none(),
       "A lazy array of the Zarr array at `store` (a directory); reads only its metadata.");
-  m.def(
-      "to_zarr",
-      [](const Array& x, nb::handle store, bool overwrite, bool resume) {
-        const std::string path = nb::cast<std::string>(nb::str(store));
-        ToZarrOptions options;
-        options.overwrite = overwrite;
-        options.resume = resume;
-        nb::gil_scoped_release release;
-        x.to_zarr(path, options);
-      },
-      nb::arg("x"), nb::arg("store"), nb::kw_only(), nb::arg("overwrite") = true,
-      nb::arg("resume") = false,
-      "Plans, runs and writes `x` as a Zarr array at directory `store`, atomically.");
+  m.def("to_zarr", &ToZarr, nb::arg("x"), nb::arg("store"), nb::kw_only(),
+        nb::arg("overwrite") = true, nb::arg("resume") = false,
+        "Plans, runs and writes `x` as a Zarr array at directory `store`, atomically.");
 }
 
 }  // namespace tessera::python

@@ -25,7 +25,7 @@ def run(tessera_bin, *args):
 
 
 def write_array(path, values, chunks, dims=None):
-    array = zarr.open_array(str(path), mode="w", shape=values.shape, chunks=chunks,
+    array = zarr.open_array(str(path), mode="w", zarr_format=2, shape=values.shape, chunks=chunks,
                             dtype=values.dtype, compressor=numcodecs.Blosc(cname="lz4"))
     array[...] = values
     if dims:

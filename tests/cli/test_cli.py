@@ -13,6 +13,7 @@ import pytest
 import xarray as xr
 import zarr
 from tessera_run import run_ok
+from zarr_v2 import V2_DEFAULT_COMPRESSOR
 
 
 def run(tessera_bin, *args):
@@ -34,7 +35,7 @@ def compressed_array(tmp_path):
     """float64 (100, 60) in (30, 25) chunks (4 x 3 blocks, partial edges), blosc lz4, NaN
     fill, dimension names; 5 of the 12 chunks are never written."""
     path = tmp_path / "compressed.zarr"
-    array = zarr.open_array(str(path), mode="w", shape=(100, 60), chunks=(30, 25),
+    array = zarr.open_array(str(path), mode="w", zarr_format=2, shape=(100, 60), chunks=(30, 25),
                             dtype="<f8", fill_value=np.nan, write_empty_chunks=True,
                             compressor=numcodecs.Blosc(cname="lz4", clevel=5,
                                                        shuffle=numcodecs.Blosc.SHUFFLE))
@@ -49,7 +50,7 @@ def compressed_array(tmp_path):
 def raw_array(tmp_path):
     """Uncompressed big-endian int32 (10, 10) in (4, 4) chunks, fill 0, every chunk."""
     path = tmp_path / "raw.zarr"
-    array = zarr.open_array(str(path), mode="w", shape=(10, 10), chunks=(4, 4), dtype=">i4",
+    array = zarr.open_array(str(path), mode="w", zarr_format=2, shape=(10, 10), chunks=(4, 4), dtype=">i4",
                             fill_value=0, compressor=None, order="F",
                             dimension_separator="/")
     array[...] = np.arange(100, dtype=np.int32).reshape(10, 10)
@@ -146,7 +147,7 @@ def test_info_uncompressed_big_endian_array(tessera_bin, raw_array):
 
 def test_info_array_with_no_chunks(tessera_bin, tmp_path):
     path = tmp_path / "empty.zarr"
-    zarr.open_array(str(path), mode="w", shape=(1000,), chunks=(100,), dtype="u1")
+    zarr.open_array(str(path), mode="w", zarr_format=2, compressor=V2_DEFAULT_COMPRESSOR, shape=(1000,), chunks=(100,), dtype="u1")
     info = json.loads(run_ok(tessera_bin, "info", path, "--json").stdout)
     assert info["chunks_stored"] == 0
     assert info["chunks_expected"] == 10
@@ -159,7 +160,7 @@ def test_info_group(tessera_bin, tmp_path):
     path = tmp_path / "dataset.zarr"
     dataset = xr.Dataset({"t2m": (("time", "lat"), np.zeros((4, 3), dtype=np.float32)),
                           "count": (("lat",), np.arange(3, dtype=np.int16))})
-    dataset.to_zarr(str(path), consolidated=False, mode="w")
+    dataset.to_zarr(str(path), consolidated=False, mode="w", zarr_format=2)
     group = zarr.open_group(str(path), mode="a")
     sub = group.create_group("extra")
     sub.create_dataset("mask", shape=(5, 5), chunks=(2, 2), dtype="bool")
@@ -188,7 +189,7 @@ def test_info_group(tessera_bin, tmp_path):
 def test_info_group_with_link_cycle(tessera_bin, tmp_path):
     """A symbolic link back to the group is walked once, not forever."""
     path = tmp_path / "g.zarr"
-    group = zarr.open_group(str(path), mode="w")
+    group = zarr.open_group(str(path), mode="w", zarr_format=2)
     group.create_dataset("a", shape=(4,), chunks=(2,), dtype="i2")
     group.create_group("sub")
     os.symlink(path, path / "sub" / "loop")
@@ -201,7 +202,7 @@ def test_info_group_with_link_cycle(tessera_bin, tmp_path):
 
 def test_info_member_array_path(tessera_bin, tmp_path):
     path = tmp_path / "dataset.zarr"
-    xr.Dataset({"v": (("x",), np.arange(5.0))}).to_zarr(str(path), consolidated=False)
+    xr.Dataset({"v": (("x",), np.arange(5.0))}).to_zarr(str(path), consolidated=False, zarr_format=2)
     info = json.loads(run_ok(tessera_bin, "info", path / "v", "--json").stdout)
     assert info["kind"] == "array"
     assert info["dimension_names"] == ["x"]
@@ -251,7 +252,7 @@ def test_corrupt_zarray(tessera_bin, raw_array, content):
 
 def test_corrupt_member_in_group(tessera_bin, tmp_path):
     path = tmp_path / "g.zarr"
-    group = zarr.open_group(str(path), mode="w")
+    group = zarr.open_group(str(path), mode="w", zarr_format=2)
     group.create_dataset("good", shape=(4,), chunks=(2,), dtype="i2")
     group.create_dataset("bad", shape=(4,), chunks=(2,), dtype="i2")
     (path / "bad" / ".zarray").write_text("[]")

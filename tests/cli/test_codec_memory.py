@@ -8,29 +8,20 @@ import os
 import re
 import subprocess
 
+import numcodecs
 import numpy as np
 import pytest
 import zarr
-from tessera_run import RUNTIME_BOOKKEEPING_BYTES, SANITIZED
+from tessera_run import RUNTIME_BOOKKEEPING_BYTES, SANITIZED, run_measured
 
 MB = 1_000_000
 
 
 def peak_rss_of(tessera_bin, *args, history="off"):
-    """Runs tessera and returns (returncode, stdout, stderr, peak RSS in bytes) from wait4."""
-    environment = dict(os.environ, TESSERA_HISTORY=str(history))
-    out_path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"tessera-{os.getpid()}.out")
-    with open(out_path, "w+") as out, open(out_path + ".err", "w+") as err:
-        process = subprocess.Popen([tessera_bin, *map(str, args)], stdout=out, stderr=err,
-                                   env=environment)
-        _, status, usage = os.wait4(process.pid, 0)
-        process.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read(), err.read()
-    os.remove(out_path)
-    os.remove(out_path + ".err")
-    return process.returncode, stdout, stderr, usage.ru_maxrss * 1024
+    """Runs tessera and returns (returncode, stdout, stderr, peak RSS in bytes): GNU time's
+    figure for the command alone (tessera_run.run_measured)."""
+    result = run_measured(tessera_bin, *args, history=history)
+    return result.returncode, result.stdout, result.stderr, result.peak_rss_bytes
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +31,8 @@ def source(tmp_path_factory):
     rng = np.random.default_rng(3)
     values = (280 + np.linspace(0, 10, 400 * 4000).reshape(400, 4000) +
               rng.normal(0, 0.5, (400, 4000))).astype("float32")
-    array = zarr.open(str(path), mode="w", shape=values.shape, chunks=(20, 4000), dtype="f4",
-                      compressor=zarr.Blosc(cname="lz4", clevel=5, shuffle=1))
+    array = zarr.open(str(path), mode="w", zarr_format=2, shape=values.shape, chunks=(20, 4000), dtype="f4",
+                      compressor=numcodecs.Blosc(cname="lz4", clevel=5, shuffle=1))
     array[:] = values
     return path, values
 

@@ -95,7 +95,7 @@ def source(tmp_path_factory):
     root = tmp_path_factory.mktemp("crash")
     values = (np.random.default_rng(11).standard_normal((3000, 1600)) * 50).astype(np.float32)
     path = root / "in.zarr"
-    array = zarr.open_array(str(path), mode="w", shape=values.shape, chunks=(3000, 32),
+    array = zarr.open_array(str(path), mode="w", zarr_format=2, shape=values.shape, chunks=(3000, 32),
                             dtype=values.dtype,
                             compressor=numcodecs.Blosc(cname="lz4", clevel=5))
     array[...] = values

@@ -13,6 +13,7 @@ import tempfile
 import numpy as np
 import pytest
 import zarr
+from zarr_v2 import V2_DEFAULT_COMPRESSOR
 
 
 def run(tessera_bin, *args, history):
@@ -33,7 +34,7 @@ def two_runs(tessera_bin, tmp_path):
     """A history database holding two `tessera rechunk` runs of one (200, 150) float64
     array from chunks (200, 5) to (5, 150), in two stages."""
     source = tmp_path / "source.zarr"
-    array = zarr.open_array(str(source), mode="w", shape=(200, 150), chunks=(200, 5),
+    array = zarr.open_array(str(source), mode="w", zarr_format=2, compressor=V2_DEFAULT_COMPRESSOR, shape=(200, 150), chunks=(200, 5),
                             dtype="<f8")
     array[...] = np.arange(200 * 150, dtype="<f8").reshape(200, 150)
     database = tmp_path / "history.sqlite"
@@ -215,7 +216,7 @@ def test_two_processes_writing_at_once_are_both_recorded(tessera_bin, tmp_path):
     """Two `tessera rechunk` processes started together on one history database: both
     runs are there afterwards, each with all its ops."""
     source = tmp_path / "source.zarr"
-    array = zarr.open_array(str(source), mode="w", shape=(400, 300), chunks=(400, 5),
+    array = zarr.open_array(str(source), mode="w", zarr_format=2, compressor=V2_DEFAULT_COMPRESSOR, shape=(400, 300), chunks=(400, 5),
                             dtype="<f8")
     array[...] = np.arange(400 * 300, dtype="<f8").reshape(400, 300)
     database = tmp_path / "history.sqlite"

@@ -39,7 +39,7 @@ TARGET_CHUNKS = {"rechunk": 8, "calc": 32}  # calc keeps the source's (10, 10) c
 
 
 def write_source(path, values):
-    array = zarr.open_array(str(path), mode="w", shape=values.shape, chunks=(10, 10),
+    array = zarr.open_array(str(path), mode="w", zarr_format=2, shape=values.shape, chunks=(10, 10),
                             dtype=values.dtype, compressor=numcodecs.Zlib(level=1))
     array[...] = values
     return path

@@ -25,7 +25,7 @@ def run(tessera_bin, *args):
 
 def write_source(path, values, chunks, compressor, dims=None):
     """A Zarr array at `path` holding `values` (written by zarr-python)."""
-    array = zarr.open_array(str(path), mode="w", shape=values.shape, chunks=chunks,
+    array = zarr.open_array(str(path), mode="w", zarr_format=2, shape=values.shape, chunks=chunks,
                             dtype=values.dtype, compressor=compressor)
     array[...] = values
     if dims:
@@ -198,8 +198,8 @@ def test_report_and_xarray_in_a_group(tessera_bin, tmp_path):
     group_path = tmp_path / "it's \"$HOME\" t2m.zarr"
     values = (RNG.standard_normal((48, 9, 11)) * 5 + 280).astype(np.float32)
     xr.Dataset({"t2m": (("time", "lat", "lon"), values)}).to_zarr(
-        str(group_path), mode="w", consolidated=False,
-        encoding={"t2m": {"chunks": (48, 2, 3), "compressor": BLOSC}})
+        str(group_path), mode="w", zarr_format=2, consolidated=False,
+        encoding={"t2m": {"chunks": (48, 2, 3), "compressors": (BLOSC,)}})
     out = group_path / "t2m_by_time"
 
     result = run(tessera_bin, "rechunk", group_path / "t2m", out, "--chunks", "5,-1,-1",
@@ -379,7 +379,7 @@ def test_bad_sources(tessera_bin, tmp_path):
     result = run(tessera_bin, "rechunk", plain, out, *args)
     assert result.returncode == 1 and str(plain) in result.stderr
 
-    group = zarr.open_group(str(tmp_path / "g.zarr"), mode="w")
+    group = zarr.open_group(str(tmp_path / "g.zarr"), mode="w", zarr_format=2)
     group.create_dataset("u10", shape=(4,), chunks=(2,), dtype="f4")
     result = run(tessera_bin, "rechunk", tmp_path / "g.zarr", out, *args)
     assert result.returncode == 1
@@ -425,7 +425,7 @@ def test_xarray_reads_zeros_as_zeros(tessera_bin, tmp_path):
     group_path = tmp_path / "g.zarr"
     values = np.arange(12, dtype=np.float32).reshape(3, 4)  # values[0, 0] == 0.0
     dataset = xr.Dataset({"a": (("y", "x"), values, {"units": "K"})})
-    dataset.to_zarr(str(group_path), mode="w", consolidated=False,
+    dataset.to_zarr(str(group_path), mode="w", zarr_format=2, consolidated=False,
                     encoding={"a": {"chunks": (3, 1)}})
     result = run(tessera_bin, "rechunk", group_path / "a", group_path / "b", "--chunks", "1,-1",
                  "--allowed-mem", "1MB", "--quiet")

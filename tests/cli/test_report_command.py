@@ -15,6 +15,7 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 import zarr
+from zarr_v2 import V2_DEFAULT_COMPRESSOR
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -134,7 +135,7 @@ def recorded(tessera_bin, tmp_path):
     """A history database holding two runs of `tessera rechunk` with 2 workers."""
     source = tmp_path / "in.zarr"
     values = np.arange(203 * 151, dtype="<f8").reshape(203, 151)
-    zarr.open_array(str(source), mode="w", shape=values.shape, chunks=(203, 4),
+    zarr.open_array(str(source), mode="w", zarr_format=2, compressor=V2_DEFAULT_COMPRESSOR, shape=values.shape, chunks=(203, 4),
                     dtype=values.dtype)[...] = values
     history = tmp_path / "history.sqlite"
     for attempt in range(2):

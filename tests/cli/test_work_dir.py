@@ -27,7 +27,7 @@ def strips(tmp_path):
     plan needs an intermediate (on disk with --intermediate disk)."""
     values = np.random.default_rng(3).standard_normal((400, 400))
     path = tmp_path / "strips.zarr"
-    array = zarr.open_array(str(path), mode="w", shape=values.shape, chunks=(400, 10),
+    array = zarr.open_array(str(path), mode="w", zarr_format=2, shape=values.shape, chunks=(400, 10),
                             dtype=values.dtype, compressor=BLOSC)
     array[...] = values
     return path, values

@@ -49,6 +49,7 @@ import pytest
 import compute_jobs
 from tessera_run import op_memory_problems
 import zarr
+from zarr_v2 import V2_DEFAULT_COMPRESSOR
 
 SEED = int(os.environ.get("TESSERA_TEST_SEED", "20240611"))
 # The numbers of random cases; TESSERA_TEST_CASES scales them (e.g. 10 for a long soak).
@@ -444,7 +445,7 @@ class Model:
             value = random_values(rng, shape, dtype)
             codec = rng.choice(list(COMPRESSORS))
             path = str(self.tmp / f"{name}.zarr")
-            array = zarr.open_array(path, mode="w", shape=shape, chunks=tuple(chunks),
+            array = zarr.open_array(path, mode="w", zarr_format=2, shape=shape, chunks=tuple(chunks),
                                     dtype=dtype, compressor=COMPRESSORS[codec])
             array[...] = value
             spec = {"zarr": path}
@@ -1183,7 +1184,7 @@ def test_tool_forms(compute_tool, tmp_path):
     """compute_tool's other forms: one job (not a batch), outputs as plain paths (Zarr,
     or raw with "compute": true), every way of writing a scalar."""
     x = np.arange(12, dtype=np.int16).reshape(3, 4) - 5
-    zarr.open_array(str(tmp_path / "x.zarr"), mode="w", shape=x.shape, chunks=(2, 3),
+    zarr.open_array(str(tmp_path / "x.zarr"), mode="w", zarr_format=2, compressor=V2_DEFAULT_COMPRESSOR, shape=x.shape, chunks=(2, 3),
                     dtype=x.dtype)[...] = x
     steps = [{"out": "a", "fn": "add", "args": ["x", {"scalar": 3, "kind": "int"}]},
              {"out": "b", "fn": "multiply", "args": [{"scalar": 2.5}, "a"]},
@@ -1244,7 +1245,7 @@ def test_regression_budget_error_names_the_true_minimum(compute_tool, tmp_path):
     error says "the smallest allowed_mem that would run it is 32" (and at 1: "the whole
     plan needs 32")."""
     for name, dtype in [("a", "float64"), ("b", "float32")]:
-        zarr.open_array(str(tmp_path / f"{name}.zarr"), mode="w", shape=(1,), chunks=(2,),
+        zarr.open_array(str(tmp_path / f"{name}.zarr"), mode="w", zarr_format=2, shape=(1,), chunks=(2,),
                         dtype=dtype, compressor=None)[...] = 3
     base = {"inputs": {name: {"zarr": str(tmp_path / f"{name}.zarr")} for name in "ab"},
             "steps": [{"out": "c", "fn": "add", "args": ["b", "a"]}],

@@ -24,6 +24,7 @@ import pytest
 import compute_jobs
 from tessera_run import op_memory_problems
 import zarr
+from zarr_v2 import V2_DEFAULT_COMPRESSOR
 
 SEED = int(os.environ.get("TESSERA_TEST_SEED", "20240611"))
 SCALE = float(os.environ.get("TESSERA_TEST_CASES", "1"))
@@ -154,7 +155,7 @@ class Case:
         name = self.fresh("in")
         if rng.random() < 0.5:
             path = str(self.tmp / f"c{self.number}_{name}.zarr")
-            array = zarr.open_array(path, mode="w", shape=shape, chunks=tuple(chunks),
+            array = zarr.open_array(path, mode="w", zarr_format=2, compressor=V2_DEFAULT_COMPRESSOR, shape=shape, chunks=tuple(chunks),
                                     dtype=dtype)
             array[...] = value
             self.job["inputs"][name] = {"zarr": path}

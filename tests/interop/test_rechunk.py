@@ -166,7 +166,7 @@ def big_source(tmp_path_factory):
     (10000, 1000), blosc lz4: (path, values)."""
     values = np.random.default_rng([SEED, 800]).random(BIG_SHAPE)
     path = tmp_path_factory.mktemp("big") / "source.zarr"
-    array = zarr.open_array(str(path), mode="w", shape=BIG_SHAPE, chunks=BIG_SOURCE_CHUNKS,
+    array = zarr.open_array(str(path), mode="w", zarr_format=2, shape=BIG_SHAPE, chunks=BIG_SOURCE_CHUNKS,
                             dtype="<f8", compressor=BLOSC)
     array[...] = values
     return path, values
@@ -375,7 +375,7 @@ def check_random_case(tessera_bin, tmp_path, case):
     expected[written] = values[written]
 
     source = tmp_path / "source.zarr"
-    array = zarr.open_array(str(source), mode="w", shape=shape, chunks=case["source_chunks"],
+    array = zarr.open_array(str(source), mode="w", zarr_format=2, shape=shape, chunks=case["source_chunks"],
                             dtype=dtype, fill_value=fill, order=case["order"],
                             compressor=COMPRESSORS[case["compressor"]])
     array[written] = values[written]
