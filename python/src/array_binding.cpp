@@ -11,12 +11,7 @@ namespace tessera::python {
 namespace {
 
 nb::object Compute(const Array& array) {
-  NDArray result;
-  {
-    nb::gil_scoped_release release;
-    result = array.compute();
-  }
-  return ToNumpy(std::move(result));
+  return ToNumpy(RunEngine([&] { return array.compute(); }));
 }
 
 // x OP y with y an Array or a Python number; `reflected`: y OP x (Python's __radd__).
@@ -42,6 +37,39 @@ nb::tuple DaskChunks(const Array& array) {
     dims.append(nb::tuple(sizes));
   }
   return nb::tuple(dims);
+}
+
+std::optional<Index> OptionalIndex(nb::handle value) {
+  if (value.is_none()) return std::nullopt;
+  return nb::cast<Index>(value);
+}
+
+// One item of a Python index: an int, a slice, Ellipsis or None (a new axis).
+IndexItem IndexItemFrom(nb::handle item) {
+  if (item.is_none()) return newaxis;
+  if (item.is(nb::handle(Py_Ellipsis))) return ellipsis;
+  if (nb::isinstance<nb::slice>(item)) {
+    return Slice(OptionalIndex(item.attr("start")), OptionalIndex(item.attr("stop")),
+                 OptionalIndex(item.attr("step")));
+  }
+  if (nb::isinstance<nb::int_>(item) && !nb::isinstance<nb::bool_>(item)) {
+    return nb::cast<Index>(item);
+  }
+  throw nb::type_error(("only integers, slices, ... and None index a tessera array "
+                        "(integer-array and boolean indexing are not supported yet), got " +
+                        nb::cast<std::string>(nb::repr(item)))
+                           .c_str());
+}
+
+// x[key]: basic indexing (api/indexing.hpp).
+Array GetItem(const Array& x, nb::handle key) {
+  std::vector<IndexItem> items;
+  if (nb::isinstance<nb::tuple>(key)) {
+    for (nb::handle item : nb::iter(key)) items.push_back(IndexItemFrom(item));
+  } else {
+    items.push_back(IndexItemFrom(key));
+  }
+  return index(x, items);
 }
 
 }  // namespace
@@ -80,25 +108,20 @@ void BindArray(nb::module_& m) {
           "astype", [](const Array& x, nb::handle dtype) { return x.astype(DTypeFrom(dtype)); },
           nb::arg("dtype"))
       .def(
-          "plan",
-          [](const Array& x) {
-            nb::gil_scoped_release release;
-            return x.plan();
-          },
+          "plan", [](const Array& x) { return RunEngine([&] { return x.plan(); }); },
           "The plan compute() would run (MemoryBudgetError when a task would not fit).")
       .def(
           "visualize",
           [](const Array& x, nb::handle filename, nb::handle format, nb::handle optimize) {
-            nb::object plan = nb::cast([&] {
-              nb::gil_scoped_release release;
-              return x.plan();
-            }());
+            nb::object plan = nb::cast(RunEngine([&] { return x.plan(); }));
             return plan.attr("visualize")(filename, format, optimize);
           },
           nb::arg("filename") = nb::none(), nb::arg("format") = nb::none(),
           nb::arg("optimize_function") = nb::none())
       .def("to_zarr", &ToZarr, nb::arg("store"), nb::kw_only(), nb::arg("overwrite") = true,
            nb::arg("resume") = false)
+      .def("__getitem__", &GetItem, nb::arg("key"),
+           "Basic indexing: integers, slices (with steps), ... and None; lazy.")
       .def("__len__",
            [](const Array& x) {
              if (x.ndim() == 0) throw nb::type_error("len() of a 0-d array");

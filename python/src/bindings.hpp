@@ -28,6 +28,8 @@ void BindReductions(nb::module_& m);
 void BindManipulation(nb::module_& m);
 void BindPlan(nb::module_& m);
 void BindStorage(nb::module_& m);
+void BindHistory(nb::module_& m);
+void BindMapBlocks(nb::module_& m);
 
 // What numpy.dtype(value) names ("float32", np.float32, a numpy dtype, ...) as a DType.
 // InvalidArgument for a dtype Tessera does not hold.
@@ -53,6 +55,26 @@ Spec SpecOr(nb::handle spec);
 // x.to_zarr(store) (a directory path), the GIL released while it runs: the method and
 // the module's function.
 void ToZarr(const Array& x, nb::handle store, bool overwrite, bool resume);
+// A Python kernel (map_blocks) that raised: its exception is kept, and the kernel stops
+// the run with a tessera::Error (not retried: it would fail alike).
+void KeepKernelError(nb::python_error error);
+// Called in a catch block of a tessera::Error: raises the exception a Python kernel
+// raised during the run, as itself, with the engine's message (op, block) as a note;
+// rethrows the current exception when no kernel raised.
+[[noreturn]] void RaiseKernelErrorOr(const Error& engine_error);
+
+// Runs `work` (planning or running a plan) with the GIL released; a Python kernel's
+// exception surfaces as itself (RaiseKernelErrorOr).
+template <class Work>
+auto RunEngine(Work&& work) {
+  try {
+    nb::gil_scoped_release release;
+    return work();
+  } catch (const Error& error) {
+    RaiseKernelErrorOr(error);
+  }
+}
+
 // A tuple of ints.
 nb::tuple ToTuple(const Shape& shape);
 

@@ -17,4 +17,6 @@ NB_MODULE(_tessera, m) {
   BindManipulation(m);
   BindPlan(m);
   BindStorage(m);
+  BindHistory(m);
+  BindMapBlocks(m);
 }

@@ -19,8 +19,7 @@ std::vector<Array> ArraysFrom(const nb::args& arrays) {
 }
 
 FinalizedPlan Plan(const std::vector<Array>& arrays) {
-  nb::gil_scoped_release release;
-  return plan(arrays);
+  return RunEngine([&] { return plan(arrays); });
 }
 
 }  // namespace
@@ -92,11 +91,7 @@ void BindPlan(nb::module_& m) {
       "compute",
       [](const nb::args& arrays) {
         const std::vector<Array> outputs = ArraysFrom(arrays);
-        std::vector<NDArray> results;
-        {
-          nb::gil_scoped_release release;
-          results = compute(outputs);
-        }
+        std::vector<NDArray> results = RunEngine([&] { return compute(outputs); });
         nb::list values;
         for (NDArray& result : results) values.append(ToNumpy(std::move(result)));
         return nb::tuple(values);

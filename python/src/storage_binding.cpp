@@ -12,8 +12,7 @@ void ToZarr(const Array& x, nb::handle store, bool overwrite, bool resume) {
   ToZarrOptions options;
   options.overwrite = overwrite;
   options.resume = resume;
-  nb::gil_scoped_release release;
-  x.to_zarr(path, options);
+  RunEngine([&] { x.to_zarr(path, options); });
 }
 
 void BindStorage(nb::module_& m) {

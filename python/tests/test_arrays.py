@@ -150,3 +150,24 @@ def test_compute_of_several_arrays_shares_one_plan(spec):
     a, b = tessera.compute(x + 1, tessera.sum(x))
     np.testing.assert_array_equal(a, np.arange(12.0) + 1)
     assert float(b) == 66.0
+
+
+@pytest.mark.parametrize("key", [
+    3, -1, slice(1, 5), slice(None, None, 2), slice(None, None, -3), (Ellipsis, 2),
+    (None, slice(2, 7), 1), (slice(8, 1, -2), slice(None, None, 4)), (), Ellipsis,
+])
+def test_basic_indexing_matches_numpy(rng, spec, key):
+    values = random_array(rng, (9, 11), "float64")
+    x = tessera.asarray(values, chunks=(4, 3), spec=spec)
+    expected = values[key]
+    got = x[key]
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got.compute(), expected)
+
+
+def test_unsupported_indices_say_so(spec):
+    x = tessera.ones((4, 4), chunks=2, spec=spec)
+    with pytest.raises(TypeError, match="not supported yet"):
+        x[np.array([0, 2])]
+    with pytest.raises(ValueError):
+        x[10]

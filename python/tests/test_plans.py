@@ -92,3 +92,19 @@ def test_errors_name_what_was_wrong(spec):
         tessera.from_zarr("/nonexistent/array.zarr", spec=spec)
     with pytest.raises(ValueError, match="dtype"):
         tessera.ones((3,), dtype="not-a-dtype", spec=spec)
+
+
+def test_history_returns_what_each_op_projected_and_measured(tmp_path):
+    database = tmp_path / "history.sqlite"
+    spec = tessera.Spec(work_dir=tmp_path, allowed_mem="20MB", history=database, max_workers=2)
+    x = tessera.ones((400, 400), chunks=(100, 100), spec=spec) * 3
+    tessera.sum(x, axis=0).compute()
+    rows = tessera.history(db=database)
+    records = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
+    assert records, "the run was not recorded"
+    assert {row["run"] for row in records} == {records[0]["run"]}
+    for row in records:
+        assert row["status"] == "ok" and row["allowed_mem"] == 20_000_000
+        assert 0 < row["measured_mem_max"] <= row["projected_mem"], row
+    with pytest.raises(OSError, match="no history"):
+        tessera.history(db=tmp_path / "missing.sqlite")

@@ -1,0 +1,90 @@
+// map_blocks with a Python function (Cubed's signature): called on the engine's worker
+// threads, holding the GIL only for the call, once per output block, with numpy arrays of
+// the input blocks of the same index; returns the output block. What it allocates beyond
+// its result is declared with extra_projected_mem and counted in every task.
+#include <nanobind/ndarray.h>
+
+#include <string>
+
+#include "bindings.hpp"
+
+namespace tessera::python {
+namespace {
+
+// The Python function, shared by every copy of the kernel: copied and dropped without the
+// GIL (std::function copies it on worker threads), released with the GIL.
+using PythonFunction = std::shared_ptr<nb::object>;
+
+PythonFunction Share(nb::object function) {
+  return PythonFunction(new nb::object(std::move(function)), [](nb::object* held) {
+    if (!Py_IsInitialized()) return;  // at exit: leak rather than touch a finalized interpreter
+    nb::gil_scoped_acquire acquire;
+    delete held;
+  });
+}
+
+// Whether `function` takes a `block_id` keyword (Cubed and dask pass the block's index).
+bool TakesBlockId(const nb::object& function) {
+  try {
+    const nb::object signature = nb::module_::import_("inspect").attr("signature")(function);
+    return nb::cast<bool>(signature.attr("parameters").attr("__contains__")("block_id"));
+  } catch (const nb::python_error&) {
+    return false;  // builtins without a signature
+  }
+}
+
+BlockFunction Kernel(PythonFunction function, bool block_id, DType dtype) {
+  return [function, block_id, dtype](std::span<const NDArray> inputs, const BlockInfo& info) {
+    nb::gil_scoped_acquire acquire;
+    try {
+      nb::list blocks;
+      // Each input block as a numpy array of its own (a copy, charged to the task and
+      // counted in its projection): the function may keep it.
+      for (const NDArray& input : inputs) blocks.append(ToNumpy(NDArray(input)));
+      nb::dict keywords;
+      if (block_id) keywords["block_id"] = ToTuple(info.block_index);
+      const nb::object result = (*function)(*nb::tuple(blocks), **keywords);
+      nb::object values = nb::module_::import_("numpy").attr("asarray")(result, NumpyDType(dtype));
+      return FromNumpy(values);
+    } catch (nb::python_error& error) {
+      const std::string raised = nb::cast<std::string>(nb::repr(error.value()));
+      KeepKernelError(std::move(error));
+      throw Error("map_blocks: the Python function raised " + raised);
+    }
+  };
+}
+
+}  // namespace
+
+void BindMapBlocks(nb::module_& m) {
+  m.def(
+      "map_blocks",
+      [](nb::object function, const nb::args& arrays, nb::handle dtype,
+         std::int64_t extra_projected_mem) {
+        std::vector<Array> inputs;
+        for (nb::handle array : arrays) inputs.push_back(nb::cast<Array>(array));
+        if (inputs.empty()) throw InvalidArgument("map_blocks: give at least one input array");
+        const DType type = dtype.is_none() ? inputs.front().dtype() : DTypeFrom(dtype);
+        // The copies of the input blocks the function is handed.
+        std::int64_t copies = 0;
+        for (const Array& input : inputs) {
+          Index block = input.dtype().itemsize();
+          for (const Index chunk : input.chunks()) block *= chunk;
+          copies += block;
+        }
+        std::string identity =
+            nb::cast<std::string>(nb::str(nb::getattr(function, "__module__", nb::str("?")))) +
+            "." +
+            nb::cast<std::string>(
+                nb::str(nb::getattr(function, "__qualname__", nb::repr(function))));
+        return map_blocks(Kernel(Share(function), TakesBlockId(function), type), inputs, type,
+                          extra_projected_mem + copies, std::move(identity));
+      },
+      nb::arg("func"), nb::arg("arrays"), nb::kw_only(), nb::arg("dtype") = nb::none(),
+      nb::arg("extra_projected_mem") = 0,
+      "func(*blocks) (and block_id= when it takes it) for every block: the output has the "
+      "first array's shape and chunks. extra_projected_mem: the bytes func allocates beyond "
+      "its result, counted in every task.");
+}
+
+}  // namespace tessera::python
