@@ -11,7 +11,7 @@ namespace tessera::python {
 namespace {
 
 nb::object Compute(const Array& array) {
-  return ToNumpy(RunEngine([&] { return array.compute(); }));
+  return ToNumpy(RunPlan([&](const ComputeOptions& options) { return array.compute(options); }));
 }
 
 // x OP y with y an Array or a Python number; `reflected`: y OP x (Python's __radd__).

@@ -10,7 +10,11 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <atomic>
+#include <exception>
+#include <memory>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "tessera/tessera.hpp"
@@ -63,8 +67,8 @@ void KeepKernelError(nb::python_error error);
 // rethrows the current exception when no kernel raised.
 [[noreturn]] void RaiseKernelErrorOr(const Error& engine_error);
 
-// Runs `work` (planning or running a plan) with the GIL released; a Python kernel's
-// exception surfaces as itself (RaiseKernelErrorOr).
+// Runs `work` (planning) with the GIL released; a Python kernel's exception surfaces as
+// itself (RaiseKernelErrorOr).
 template <class Work>
 auto RunEngine(Work&& work) {
   try {
@@ -73,6 +77,49 @@ auto RunEngine(Work&& work) {
   } catch (const Error& error) {
     RaiseKernelErrorOr(error);
   }
+}
+
+// The options of a run that Ctrl-C stops: once `interrupted` is set, the run stops after
+// the tasks in flight (the next task to finish ends it), as for a failed task: a to_zarr
+// target is not put in place.
+ComputeOptions InterruptibleOptions(const std::shared_ptr<std::atomic<bool>>& interrupted);
+// Waits, the GIL released between checks, until `done`; every 20 ms it runs Python's
+// signal handlers, and sets `interrupted` when one raised (KeyboardInterrupt pending).
+// Returns whether one did. REQUIRES: the GIL held.
+bool WatchSignalsUntil(const std::atomic<bool>& done, std::atomic<bool>& interrupted);
+
+// Runs `work(options)` (computing, writing) on a thread of its own while this one keeps
+// answering Python's signals: Ctrl-C stops the run promptly and raises KeyboardInterrupt
+// here; a Python kernel's exception surfaces as itself. `work` returns a value.
+template <class Work>
+auto RunPlan(Work&& work) {
+  auto interrupted = std::make_shared<std::atomic<bool>>(false);
+  const ComputeOptions options = InterruptibleOptions(interrupted);
+  std::optional<decltype(work(options))> result;
+  std::exception_ptr failure;
+  std::atomic<bool> done{false};
+  std::thread engine([&] {
+    try {
+      result.emplace(work(options));
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    done = true;
+  });
+  const bool signalled = WatchSignalsUntil(done, *interrupted);
+  {
+    nb::gil_scoped_release release;
+    engine.join();
+  }
+  if (signalled) throw nb::python_error();  // the KeyboardInterrupt the handler raised
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const Error& error) {
+      RaiseKernelErrorOr(error);
+    }
+  }
+  return std::move(*result);
 }
 
 // A tuple of ints.

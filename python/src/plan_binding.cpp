@@ -91,7 +91,8 @@ void BindPlan(nb::module_& m) {
       "compute",
       [](const nb::args& arrays) {
         const std::vector<Array> outputs = ArraysFrom(arrays);
-        std::vector<NDArray> results = RunEngine([&] { return compute(outputs); });
+        std::vector<NDArray> results =
+            RunPlan([&](const ComputeOptions& options) { return compute(outputs, options); });
         nb::list values;
         for (NDArray& result : results) values.append(ToNumpy(std::move(result)));
         return nb::tuple(values);

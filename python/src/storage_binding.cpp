@@ -12,7 +12,11 @@ void ToZarr(const Array& x, nb::handle store, bool overwrite, bool resume) {
   ToZarrOptions options;
   options.overwrite = overwrite;
   options.resume = resume;
-  RunEngine([&] { x.to_zarr(path, options); });
+  RunPlan([&](const ComputeOptions& run) {
+    options.compute = run;
+    x.to_zarr(path, options);
+    return true;
+  });
 }
 
 void BindStorage(nb::module_& m) {

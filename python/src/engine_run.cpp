@@ -1,6 +1,9 @@
-// The exceptions Python kernels raise while a plan runs (bindings.hpp, RunEngine).
-#include <mutex>
+// Running the engine from Python (bindings.hpp, RunPlan): the exceptions Python kernels
+// raise while a plan runs, and Ctrl-C.
+#include <chrono>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "bindings.hpp"
 
@@ -37,6 +40,31 @@ void RaiseKernelErrorOr(const Error& engine_error) {
   if (nb::hasattr(exception, "add_note"))
     exception.attr("add_note")(std::string(engine_error.what()));
   throw std::move(*kept);
+}
+
+ComputeOptions InterruptibleOptions(const std::shared_ptr<std::atomic<bool>>& interrupted) {
+  ComputeOptions options;
+  options.execute.on_task = [interrupted](const TaskRecord&) {
+    if (*interrupted) throw Error("interrupted (KeyboardInterrupt)");
+  };
+  return options;
+}
+
+bool WatchSignalsUntil(const std::atomic<bool>& done, std::atomic<bool>& interrupted) {
+  bool signalled = false;
+  while (!done) {
+    {
+      nb::gil_scoped_release release;
+      for (int wait = 0; wait < 20 && !done; ++wait) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+    if (!signalled && PyErr_CheckSignals() != 0) {
+      signalled = true;
+      interrupted = true;  // the run stops after the tasks in flight
+    }
+  }
+  return signalled;
 }
 
 }  // namespace tessera::python
