@@ -90,7 +90,13 @@ void BindArray(nb::module_& m) {
       .def_prop_ro("nbytes", &Array::nbytes)
       .def_prop_ro("name", &Array::name)
       .def_prop_ro("spec", &Array::spec)
-      .def("compute", &Compute, "Plans, runs and returns the values as a numpy array.")
+      .def(
+          "compute",
+          [](const Array& x, const nb::kwargs& keywords) {
+            CheckPlanKeywords(keywords, "compute");
+            return Compute(x);
+          },
+          nb::arg("keywords"), "Plans, runs and returns the values as a numpy array.")
       .def(
           "__array__",
           [](const Array& x, nb::handle dtype, nb::handle) {
@@ -112,12 +118,14 @@ void BindArray(nb::module_& m) {
           "The plan compute() would run (MemoryBudgetError when a task would not fit).")
       .def(
           "visualize",
-          [](const Array& x, nb::handle filename, nb::handle format, nb::handle optimize) {
+          [](const Array& x, nb::handle filename, nb::handle format, const nb::kwargs& keywords) {
+            CheckPlanKeywords(keywords, "visualize");
             nb::object plan = nb::cast(RunEngine([&] { return x.plan(); }));
-            return plan.attr("visualize")(filename, format, optimize);
+            return plan.attr("visualize")(filename, format);
           },
-          nb::arg("filename") = nb::none(), nb::arg("format") = nb::none(),
-          nb::arg("optimize_function") = nb::none())
+          nb::arg("filename") = nb::none(), nb::arg("format") = nb::none(), nb::arg("keywords"),
+          "The plan as Graphviz (FinalizedPlan.visualize); Cubed's optimize_graph= and "
+          "optimize_function= are accepted (Tessera always optimizes).")
       .def("to_zarr", &ToZarr, nb::arg("store"), nb::kw_only(), nb::arg("overwrite") = true,
            nb::arg("resume") = false)
       .def("__getitem__", &GetItem, nb::arg("key"),

@@ -122,6 +122,9 @@ auto RunPlan(Work&& work) {
   return std::move(*result);
 }
 
+// Refuses (TypeError) keywords other than Cubed's planning ones (optimize_graph,
+// optimize_function, compile_function), which change nothing: Tessera always optimizes.
+void CheckPlanKeywords(const nb::kwargs& keywords, const char* function);
 // A tuple of ints.
 nb::tuple ToTuple(const Shape& shape);
 

@@ -9,6 +9,20 @@
 #include "bindings.hpp"
 
 namespace tessera::python {
+namespace {}  // namespace
+
+void CheckPlanKeywords(const nb::kwargs& keywords, const char* function) {
+  // Cubed's planning keywords: Tessera always optimizes (its passes), so they change
+  // nothing; anything else is a mistake worth naming.
+  for (const auto& [key, value] : keywords) {
+    const std::string name = nb::cast<std::string>(key);
+    if (name != "optimize_graph" && name != "optimize_function" && name != "compile_function") {
+      throw nb::type_error(
+          (std::string(function) + "() got an unexpected keyword argument '" + name + "'").c_str());
+    }
+  }
+}
+
 namespace {
 
 std::vector<Array> ArraysFrom(const nb::args& arrays) {
@@ -56,7 +70,8 @@ void BindPlan(nb::module_& m) {
       .def(
           "visualize",
           [](const FinalizedPlan& p, nb::handle filename, nb::handle format,
-             nb::handle) -> nb::object {
+             const nb::kwargs& keywords) -> nb::object {
+            CheckPlanKeywords(keywords, "visualize");
             const std::string dot = p.to_dot();
             if (filename.is_none()) return nb::str(dot.c_str());
             std::string path = nb::cast<std::string>(nb::str(filename));
@@ -77,19 +92,23 @@ void BindPlan(nb::module_& m) {
             }
             return nb::str(path.c_str());
           },
-          nb::arg("filename") = nb::none(), nb::arg("format") = nb::none(),
-          nb::arg("optimize_function") = nb::none(),
+          nb::arg("filename") = nb::none(), nb::arg("format") = nb::none(), nb::arg("keywords"),
           "Writes the plan as Graphviz (filename.dot, or rendered by `dot` for format='svg', "
           "'png'); without a filename returns the DOT text.")
       .def("__repr__", [](const FinalizedPlan& p) { return p.summary(); });
 
   m.def(
-      "plan", [](const nb::args& arrays) { return Plan(ArraysFrom(arrays)); },
+      "plan",
+      [](const nb::args& arrays, const nb::kwargs& keywords) {
+        CheckPlanKeywords(keywords, "plan");
+        return Plan(ArraysFrom(arrays));
+      },
       "One plan for the arrays (shared inputs computed once); runs nothing. Raises "
       "MemoryBudgetError when a task would not fit allowed_mem.");
   m.def(
       "compute",
-      [](const nb::args& arrays) {
+      [](const nb::args& arrays, const nb::kwargs& keywords) {
+        CheckPlanKeywords(keywords, "compute");
         const std::vector<Array> outputs = ArraysFrom(arrays);
         std::vector<NDArray> results =
             RunPlan([&](const ComputeOptions& options) { return compute(outputs, options); });

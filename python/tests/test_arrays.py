@@ -171,3 +171,21 @@ def test_unsupported_indices_say_so(spec):
         x[np.array([0, 2])]
     with pytest.raises(ValueError):
         x[10]
+
+
+def test_the_array_api_namespace(spec):
+    import tessera.array_api as xp
+
+    a = xp.asarray([[1, 2], [3, 4]], chunks=(1, 2), spec=spec)
+    assert a.__array_namespace__() is xp and xp.__array_api_version__ == "2024.12"
+    b = xp.astype(xp.ones((2, 2), dtype=xp.int8, chunks=(1, 2), spec=spec), xp.float32)
+    assert b.dtype == xp.float32
+    np.testing.assert_array_equal(xp.add(a, b).compute(), np.array([[2, 3], [4, 5]], np.float32))
+    np.testing.assert_array_equal(a.T.compute(), np.array([[1, 3], [2, 4]]))
+    assert xp.isdtype(xp.int8, "signed integer") and not xp.isdtype(xp.uint8, "signed integer")
+    assert xp.isdtype(xp.float32, ("integral", "real floating"))
+    info = xp.__array_namespace_info__()
+    assert info.default_dtypes()["real floating"] == xp.float64
+    assert set(info.dtypes(kind="unsigned integer")) == {"uint8", "uint16", "uint32", "uint64"}
+    with pytest.raises(NotImplementedError, match="sort.*later"):
+        xp.sort(a)

@@ -1,0 +1,132 @@
+"""The array API standard's namespace (revision 2024.12) over Tessera's arrays:
+
+    import tessera.array_api as xp
+    a = xp.asarray([[1, 2], [3, 4]], chunks=(1, 2), spec=spec)
+    b = xp.astype(xp.ones((2, 2), dtype=xp.int8, chunks=(1, 2), spec=spec), xp.float32)
+    x.__array_namespace__() is xp
+
+Dtypes are numpy's dtype objects (xp.float32 == numpy.dtype("float32")). Functions the
+engine does not have yet raise NotImplementedError saying so.
+"""
+
+import builtins as _builtins
+
+import numpy as _np
+
+from . import _tessera
+from ._tessera import Array
+
+__array_api_version__ = "2024.12"
+
+bool = _np.dtype("bool")  # noqa: A001 (the standard's name)
+int8, int16, int32, int64 = (_np.dtype(f"int{bits}") for bits in (8, 16, 32, 64))
+uint8, uint16, uint32, uint64 = (_np.dtype(f"uint{bits}") for bits in (8, 16, 32, 64))
+float32, float64 = _np.dtype("float32"), _np.dtype("float64")
+
+e, pi, inf, nan = _np.e, _np.pi, _np.inf, _np.nan
+newaxis = None
+
+_DTYPES = {
+    "bool": bool, "int8": int8, "int16": int16, "int32": int32, "int64": int64,
+    "uint8": uint8, "uint16": uint16, "uint32": uint32, "uint64": uint64,
+    "float32": float32, "float64": float64,
+}
+
+# Every function of the engine, under its standard name.
+for _name in dir(_tessera):
+    if not _name.startswith("_") and callable(getattr(_tessera, _name)):
+        globals()[_name] = getattr(_tessera, _name)
+del _name
+
+
+def _later(name, what):
+    def not_yet(*args, **kwargs):
+        raise NotImplementedError(
+            f"tessera.array_api.{name} is not implemented yet: {what} comes with a later "
+            "release of Tessera (sorting and data-dependent shapes)")
+    not_yet.__name__ = name
+    return not_yet
+
+
+sort = _later("sort", "sorting")
+argsort = _later("argsort", "sorting")
+searchsorted = _later("searchsorted", "sorting")
+unique_all = _later("unique_all", "unique values")
+unique_counts = _later("unique_counts", "unique values")
+unique_inverse = _later("unique_inverse", "unique values")
+unique_values = _later("unique_values", "unique values")
+nonzero = _later("nonzero", "data-dependent output shapes")
+
+
+def isdtype(dtype, kind):
+    """The standard's isdtype: whether `dtype` is of `kind` (a dtype, a kind name or a
+    tuple of them)."""
+    if isinstance(kind, tuple):
+        return _builtins.any(isdtype(dtype, k) for k in kind)
+    dtype = _np.dtype(dtype)
+    if not isinstance(kind, str):
+        return dtype == _np.dtype(kind)
+    kinds = {
+        "bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
+        "real floating": "f", "complex floating": "c", "numeric": "iufc",
+    }
+    if kind not in kinds:
+        raise ValueError(f"isdtype: unknown kind {kind!r}; valid: {', '.join(kinds)}")
+    return dtype.kind in kinds[kind]
+
+
+def result_type(*arrays_and_dtypes):
+    """numpy's promotion of the dtypes of arrays, dtypes and Python scalars (weak)."""
+    dtypes = [a.dtype if isinstance(a, Array) else a for a in arrays_and_dtypes]
+    return _np.result_type(*dtypes)
+
+
+def can_cast(from_, to):
+    return _np.can_cast(from_.dtype if isinstance(from_, Array) else from_, to)
+
+
+def finfo(type):  # noqa: A002 (the standard's name)
+    return _np.finfo(type.dtype if isinstance(type, Array) else type)
+
+
+def iinfo(type):  # noqa: A002
+    return _np.iinfo(type.dtype if isinstance(type, Array) else type)
+
+
+class _Info:
+    """__array_namespace_info__(): what this namespace offers."""
+
+    def capabilities(self):
+        return {"boolean indexing": False, "data-dependent shapes": False, "max dimensions": 64}
+
+    def default_device(self):
+        return "cpu"
+
+    def devices(self):
+        return ["cpu"]
+
+    def default_dtypes(self, *, device=None):
+        return {"real floating": float64, "complex floating": None, "integral": int64,
+                "indexing": int64}
+
+    def dtypes(self, *, device=None, kind=None):
+        if kind is None:
+            return dict(_DTYPES)
+        return {name: dtype for name, dtype in _DTYPES.items() if isdtype(dtype, kind)}
+
+
+def __array_namespace_info__():
+    return _Info()
+
+
+def _namespace(self, api_version=None):
+    if api_version not in (None, "2023.12", "2024.12"):
+        raise ValueError(f"tessera.array_api implements revision 2024.12, not {api_version}")
+    import sys
+    return sys.modules[__name__]
+
+
+Array.__array_namespace__ = _namespace
+Array.device = property(lambda self: "cpu")
+Array.mT = property(lambda self: _tessera.matrix_transpose(self))
+Array.T = property(lambda self: _tessera.permute_dims(self, tuple(reversed(range(self.ndim)))))
