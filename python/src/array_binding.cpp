@@ -90,6 +90,28 @@ void BindArray(nb::module_& m) {
       .def_prop_ro("nbytes", &Array::nbytes)
       .def_prop_ro("name", &Array::name)
       .def_prop_ro("spec", &Array::spec)
+      .def_prop_ro("device", [](const Array&) { return "cpu"; })
+      .def_prop_ro("mT", [](const Array& x) { return matrix_transpose(x); })
+      .def_prop_ro("T",
+                   [](const Array& x) {
+                     std::vector<int> axes(static_cast<std::size_t>(x.ndim()));
+                     for (int axis = 0; axis < x.ndim(); ++axis)
+                       axes[static_cast<std::size_t>(axis)] = x.ndim() - 1 - axis;
+                     return permute_dims(x, axes);
+                   })
+      .def(
+          "__array_namespace__",
+          [](const Array&, nb::handle api_version) {
+            if (!api_version.is_none()) {
+              const std::string version = nb::cast<std::string>(api_version);
+              if (version != "2023.12" && version != "2024.12") {
+                throw InvalidArgument("tessera.array_api implements revision 2024.12, not " +
+                                      version);
+              }
+            }
+            return nb::module_::import_("tessera.array_api");
+          },
+          nb::arg("api_version") = nb::none(), "The array API namespace: tessera.array_api.")
       .def(
           "compute",
           [](const Array& x, const nb::kwargs& keywords) {

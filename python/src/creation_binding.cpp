@@ -47,22 +47,20 @@ void BindCreation(nb::module_& m) {
       },
       nb::arg("obj"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("chunks") = nb::none(),
       nb::arg("spec") = nb::none(), "A lazy array of a copy of `obj` (numpy's asarray).");
-  m.def(
-      "ones",
-      [](nb::handle shape, nb::handle dtype, nb::handle chunks, nb::handle spec) {
-        const Shape extents = ShapeFrom(shape);
-        return ones(extents, DTypeOr(dtype, float64), ChunksFrom(chunks, extents), SpecOr(spec));
-      },
-      nb::arg("shape"), nb::kw_only(), nb::arg("dtype") = nb::none(),
-      nb::arg("chunks") = nb::none(), nb::arg("spec") = nb::none());
-  m.def(
-      "zeros",
-      [](nb::handle shape, nb::handle dtype, nb::handle chunks, nb::handle spec) {
-        const Shape extents = ShapeFrom(shape);
-        return zeros(extents, DTypeOr(dtype, float64), ChunksFrom(chunks, extents), SpecOr(spec));
-      },
-      nb::arg("shape"), nb::kw_only(), nb::arg("dtype") = nb::none(),
-      nb::arg("chunks") = nb::none(), nb::arg("spec") = nb::none());
+  using Constant = Array (*)(Shape, DType, Shape, const Spec&);
+  for (const auto& [name, make] : {std::pair<const char*, Constant>{"ones", &ones},
+                                   std::pair<const char*, Constant>{"zeros", &zeros}}) {
+    const Constant constant = make;
+    m.def(
+        name,
+        [constant](nb::handle shape, nb::handle dtype, nb::handle chunks, nb::handle spec) {
+          const Shape extents = ShapeFrom(shape);
+          return constant(extents, DTypeOr(dtype, float64), ChunksFrom(chunks, extents),
+                          SpecOr(spec));
+        },
+        nb::arg("shape"), nb::kw_only(), nb::arg("dtype") = nb::none(),
+        nb::arg("chunks") = nb::none(), nb::arg("spec") = nb::none());
+  }
   m.def(
       "full",
       [](nb::handle shape, nb::handle fill_value, nb::handle dtype, nb::handle chunks,

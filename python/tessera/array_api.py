@@ -117,16 +117,3 @@ class _Info:
 
 def __array_namespace_info__():
     return _Info()
-
-
-def _namespace(self, api_version=None):
-    if api_version not in (None, "2023.12", "2024.12"):
-        raise ValueError(f"tessera.array_api implements revision 2024.12, not {api_version}")
-    import sys
-    return sys.modules[__name__]
-
-
-Array.__array_namespace__ = _namespace
-Array.device = property(lambda self: "cpu")
-Array.mT = property(lambda self: _tessera.matrix_transpose(self))
-Array.T = property(lambda self: _tessera.permute_dims(self, tuple(reversed(range(self.ndim)))))
