@@ -111,7 +111,8 @@ nb::object ToNumpy(NDArray array) {
 }
 
 NDArray FromNumpy(nb::handle value) {
-  const nb::object contiguous = Numpy().attr("ascontiguousarray")(value);
+  // asarray(order="C"), not ascontiguousarray, which makes a 0-d array 1-d.
+  const nb::object contiguous = Numpy().attr("asarray")(value, nb::arg("order") = "C");
   const DType dtype = DTypeFrom(contiguous.attr("dtype"));
   NDArray array(ShapeFrom(contiguous.attr("shape")), dtype);
   const std::span<std::byte> into = array.mutable_bytes();

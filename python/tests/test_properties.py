@@ -1,0 +1,169 @@
+"""Property tests (hypothesis): the module's functions against numpy on random shapes,
+chunkings and dtypes, and type promotion and special values against array_api_strict.
+Replay a failure with TESSERA_TEST_SEED=<the seed in the header> (conftest.py), which
+seeds hypothesis too."""
+
+import array_api_strict as strict
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+
+import tessera
+import tessera.array_api as xp
+from conftest import SEED
+
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float32", "float64"]
+NUMERIC = [d for d in DTYPES if d != "bool"]
+SPEC = tessera.Spec(allowed_mem="50MB", max_workers=2)
+SETTINGS = settings(max_examples=40, deadline=None, derandomize=False,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def shapes_and_chunks(draw, max_dims=3):
+    shape = tuple(draw(st.lists(st.integers(1, 9), min_size=0, max_size=max_dims)))
+    chunks = tuple(draw(st.integers(1, extent)) for extent in shape)
+    return shape, chunks
+
+
+def values_of(rng, shape, dtype):
+    kind = np.dtype(dtype).kind
+    if kind == "b":
+        return rng.random(shape) > 0.5
+    if kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(max(info.min, -100), min(info.max, 100) + 1, size=shape).astype(dtype)
+    return (rng.standard_normal(shape) * 10).astype(dtype)
+
+
+@seed(SEED)
+@SETTINGS
+@given(layout=shapes_and_chunks(), dtype=st.sampled_from(NUMERIC),
+       name=st.sampled_from(["add", "subtract", "multiply", "maximum", "minimum", "equal",
+                             "less", "greater_equal"]),
+       data_seed=st.integers(0, 2**32 - 1))
+def test_binary_functions_match_numpy(layout, dtype, name, data_seed):
+    shape, chunks = layout
+    rng = np.random.default_rng(data_seed)
+    a, b = values_of(rng, shape, dtype), values_of(rng, shape, dtype)
+    x = tessera.asarray(a, chunks=chunks, spec=SPEC)
+    y = tessera.asarray(b, chunks=chunks, spec=SPEC)
+    with np.errstate(all="ignore"):
+        expected = getattr(np, name)(a, b)
+    assert_special_values_equal(getattr(tessera, name)(x, y).compute(), expected)
+
+
+@seed(SEED)
+@SETTINGS
+@given(layout=shapes_and_chunks(), dtype=st.sampled_from(["float32", "float64"]),
+       name=st.sampled_from(["exp", "log1p", "sqrt", "sin", "tanh", "abs", "floor", "square"]),
+       data_seed=st.integers(0, 2**32 - 1))
+def test_unary_functions_match_numpy(layout, dtype, name, data_seed):
+    shape, chunks = layout
+    values = np.abs(values_of(np.random.default_rng(data_seed), shape, dtype)) / 4
+    x = tessera.asarray(values, chunks=chunks, spec=SPEC)
+    expected = getattr(np, name)(values)
+    got = getattr(tessera, name)(x).compute()
+    assert got.dtype == expected.dtype
+    rtol = 1e-6 if dtype == "float32" else 1e-13
+    np.testing.assert_allclose(got, expected, rtol=rtol)
+
+
+@seed(SEED)
+@SETTINGS
+@given(layout=shapes_and_chunks(), dtype=st.sampled_from(NUMERIC),
+       name=st.sampled_from(["sum", "max", "min", "mean"]), data=st.data())
+def test_reductions_match_numpy(layout, dtype, name, data):
+    shape, chunks = layout
+    axis = data.draw(st.one_of(st.none(), st.integers(0, len(shape) - 1)) if shape else st.none())
+    keepdims = data.draw(st.booleans())
+    values = values_of(np.random.default_rng(data.draw(st.integers(0, 2**32 - 1))), shape, dtype)
+    x = tessera.asarray(values, chunks=chunks, spec=SPEC)
+    expected = getattr(np, name)(values, axis=axis, keepdims=keepdims)
+    got = getattr(tessera, name)(x, axis=axis, keepdims=keepdims).compute()
+    assert got.shape == np.shape(expected)
+    assert got.dtype == np.asarray(expected).dtype
+    rtol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(got, expected, rtol=rtol)
+
+
+@seed(SEED)
+@SETTINGS
+@given(layout=shapes_and_chunks(max_dims=2), data=st.data())
+def test_rechunk_keeps_every_value(layout, data):
+    shape, chunks = layout
+    target = tuple(data.draw(st.integers(1, extent)) for extent in shape)
+    values = np.arange(int(np.prod(shape)), dtype="float64").reshape(shape)
+    x = tessera.asarray(values, chunks=chunks, spec=SPEC).rechunk(target)
+    assert x.chunksize == target
+    np.testing.assert_array_equal(x.compute(), values)
+
+
+def strict_result_type(a, b):
+    try:
+        return strict.result_type(getattr(strict, a), getattr(strict, b))
+    except TypeError:
+        return None  # the standard leaves the pair undefined (int and uint of 64 bits, ...)
+
+
+@pytest.mark.parametrize("left", DTYPES)
+@pytest.mark.parametrize("right", DTYPES)
+def test_type_promotion_follows_the_standards_table(left, right):
+    expected = strict_result_type(left, right)
+    if expected is None:
+        pytest.skip(f"the standard does not define {left} with {right}")
+    x = tessera.ones((2,), dtype=left, spec=SPEC)
+    y = tessera.ones((2,), dtype=right, spec=SPEC)
+    assert tessera.add(x, y).dtype == np.dtype(str(expected).split(".")[-1]), (left, right)
+    assert xp.result_type(x, y) == np.dtype(str(expected).split(".")[-1])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "uint16", "int64"])
+def test_python_scalars_are_weak(dtype):
+    x = tessera.ones((3,), dtype=dtype, spec=SPEC)
+    assert (x + 1).dtype == np.dtype(dtype)
+    assert (2 * x).dtype == np.dtype(dtype)
+    if np.dtype(dtype).kind == "f":
+        assert (x * 0.5).dtype == np.dtype(dtype)
+
+
+def assert_special_values_equal(got, expected):
+    """NaN where NaN, infinities and signed zeros exactly; finite values within 2 ulp (the
+    accuracy numpy's own libm gives, not the special case's)."""
+    assert got.dtype == expected.dtype
+    if got.dtype.kind != "f":
+        np.testing.assert_array_equal(got, expected)
+        return
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    exact = ~np.isfinite(expected) | (expected == 0)
+    np.testing.assert_array_equal(got[exact], expected[exact])
+    np.testing.assert_array_equal(np.signbit(got[exact]), np.signbit(expected[exact]))
+    np.testing.assert_array_max_ulp(got[~exact], expected[~exact], maxulp=2)
+
+
+SPECIAL = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-310, 1e308])
+
+
+@pytest.mark.parametrize("name", ["sqrt", "exp", "log", "log1p", "expm1", "sin", "cos",
+                                  "tanh", "floor", "ceil", "trunc", "round", "abs", "sign",
+                                  "isnan", "isinf", "isfinite", "negative", "square"])
+def test_special_values_match_array_api_strict(name):
+    x = tessera.asarray(SPECIAL, chunks=4, spec=SPEC)
+    with np.errstate(all="ignore"):
+        expected = np.asarray(getattr(strict, name)(strict.asarray(SPECIAL)))
+    assert_special_values_equal(getattr(tessera, name)(x).compute(), expected)
+
+
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide", "pow", "maximum",
+                                  "minimum", "atan2", "hypot", "copysign", "floor_divide",
+                                  "remainder", "less", "equal"])
+def test_binary_special_values_match_array_api_strict(name):
+    a = np.repeat(SPECIAL, SPECIAL.size)
+    b = np.tile(SPECIAL, SPECIAL.size)
+    x = tessera.asarray(a, chunks=7, spec=SPEC)
+    y = tessera.asarray(b, chunks=7, spec=SPEC)
+    with np.errstate(all="ignore"):
+        expected = np.asarray(getattr(strict, name)(strict.asarray(a), strict.asarray(b)))
+    assert_special_values_equal(getattr(tessera, name)(x, y).compute(), expected)
