@@ -100,6 +100,15 @@ void BindArray(nb::module_& m) {
                      return permute_dims(x, axes);
                    })
       .def(
+          "__array_function__",
+          [](nb::handle self, nb::handle function, nb::handle types, nb::handle args,
+             nb::handle kwargs) {
+            return nb::module_::import_("tessera._numpy_functions")
+                .attr("array_function")(self, function, types, args, kwargs);
+          },
+          nb::arg("func"), nb::arg("types"), nb::arg("args"), nb::arg("kwargs"),
+          "numpy's reductions (np.nanmean, np.sum, ...) planned by Tessera (NEP 18).")
+      .def(
           "__array_namespace__",
           [](const Array&, nb::handle api_version) {
             if (!api_version.is_none()) {
