@@ -161,6 +161,16 @@ void BindArray(nb::module_& m) {
            nb::arg("resume") = false)
       .def("__getitem__", &GetItem, nb::arg("key"),
            "Basic indexing: integers, slices (with steps), ... and None; lazy.")
+      .def(
+          "__setitem__",
+          [](Array& x, nb::handle key, nb::handle value) {
+            // A lazy update that rebinds x: every other Array is unchanged.
+            x = nb::cast<Array>(
+                nb::module_::import_("tessera._setitem").attr("updated")(nb::cast(x), key, value));
+          },
+          nb::arg("key"), nb::arg("value"),
+          "x[key] = value as a lazy update: x becomes where(selected, value, x); scalars, or "
+          "arrays broadcasting to x's shape.")
       .def("__len__",
            [](const Array& x) {
              if (x.ndim() == 0) throw nb::type_error("len() of a 0-d array");

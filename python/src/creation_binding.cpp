@@ -74,17 +74,25 @@ void BindCreation(nb::module_& m) {
       nb::arg("chunks") = nb::none(), nb::arg("spec") = nb::none());
   m.def(
       "arange",
-      [](double start, nb::handle stop, double step, nb::handle dtype, nb::handle chunks,
+      [](nb::handle start, nb::handle stop, nb::handle step, nb::handle dtype, nb::handle chunks,
          nb::handle spec) {
-        const double begin = stop.is_none() ? 0 : start;
-        const double end = stop.is_none() ? start : nb::cast<double>(stop);
-        const DType type = DTypeOr(dtype, float64);
+        const auto is_int = [](nb::handle value) {
+          return value.is_none() ||
+                 (nb::isinstance<nb::int_>(value) && !nb::isinstance<nb::bool_>(value));
+        };
+        const double begin = stop.is_none() ? 0 : nb::cast<double>(start);
+        const double end = nb::cast<double>(stop.is_none() ? start : stop);
+        const double stride = nb::cast<double>(step);
+        if (stride == 0) throw InvalidArgument("arange: step must not be 0");
+        // numpy's default: int64 when start, stop and step are all integers.
+        const DType type =
+            DTypeOr(dtype, is_int(start) && is_int(stop) && is_int(step) ? int64 : float64);
         const Index length =
-            std::max<Index>(0, static_cast<Index>(std::ceil((end - begin) / step)));
+            std::max<Index>(0, static_cast<Index>(std::ceil((end - begin) / stride)));
         const Shape chunk = ChunksFrom(chunks, Shape{length});
-        return arange(begin, end, step, type, chunk.empty() ? length : chunk[0], SpecOr(spec));
+        return arange(begin, end, stride, type, chunk.empty() ? length : chunk[0], SpecOr(spec));
       },
-      nb::arg("start"), nb::arg("stop") = nb::none(), nb::arg("step") = 1.0, nb::kw_only(),
+      nb::arg("start"), nb::arg("stop") = nb::none(), nb::arg("step") = 1, nb::kw_only(),
       nb::arg("dtype") = nb::none(), nb::arg("chunks") = nb::none(), nb::arg("spec") = nb::none());
   m.def(
       "ones_like",

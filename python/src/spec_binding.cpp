@@ -73,11 +73,11 @@ void BindSpec(nb::module_& m) {
       .def_prop_ro("max_workers", [](const Spec& spec) { return spec.effective_max_workers(); })
       .def_ro("memory_tiers", &Spec::memory_tiers)
       .def("__repr__", [](const Spec& spec) {
-        return "Spec(allowed_mem=" +
-               (spec.allowed_mem_is_auto() ? std::string("'auto'")
-                                           : format_bytes(spec.allowed_mem)) +
-               ", reserved_mem=" + format_bytes(spec.reserved_mem) + ", executor='" +
-               spec.executor + "')";
+        const std::string allowed =
+            spec.allowed_mem_is_auto() ? "'auto'" : "'" + format_bytes(spec.allowed_mem) + "'";
+        return "Spec(allowed_mem=" + allowed + ", reserved_mem='" +
+               format_bytes(spec.reserved_mem) + "', executor='" + spec.executor + "'" +
+               (spec.work_dir.empty() ? std::string() : ", work_dir='" + spec.work_dir + "'") + ")";
       });
 }
 

@@ -38,8 +38,10 @@ def test_creation_functions_match_numpy(spec):
     assert full.dtype == np.int64
     np.testing.assert_array_equal(full, np.full((2, 3), 7))
     np.testing.assert_array_equal(
-        tessera.arange(0, 10, 3, chunks=2, spec=spec).compute(), np.arange(0, 10, 3.0))
-    np.testing.assert_array_equal(tessera.arange(5, spec=spec).compute(), np.arange(5.0))
+        tessera.arange(0, 10, 3.0, chunks=2, spec=spec).compute(), np.arange(0, 10, 3.0))
+    assert tessera.arange(5, spec=spec).dtype == np.arange(5).dtype == np.int64
+    assert tessera.arange(0, 1, 0.25, spec=spec).dtype == np.float64
+    np.testing.assert_array_equal(tessera.arange(5, spec=spec).compute(), np.arange(5))
 
 
 UNARY = ["negative", "abs", "sqrt", "exp", "log", "log1p", "sin", "cos", "tanh", "floor",
@@ -189,3 +191,34 @@ def test_the_array_api_namespace(spec):
     assert set(info.dtypes(kind="unsigned integer")) == {"uint8", "uint16", "uint32", "uint64"}
     with pytest.raises(NotImplementedError, match="sort.*later"):
         xp.sort(a)
+
+
+@pytest.mark.parametrize("key", [
+    3, -1, slice(1, 5), slice(None, None, 2), slice(8, 1, -3), (Ellipsis, 2),
+    (slice(2, 7), 1), (slice(1, None, 4), slice(None, None, -2)), Ellipsis,
+])
+def test_setitem_is_a_lazy_update_matching_numpy(rng, spec, key):
+    values = random_array(rng, (9, 11), "float64")
+    x = tessera.asarray(values, chunks=(4, 3), spec=spec)
+    derived = x * 1  # built from x before the update
+    x[key] = -1.5
+    expected = values.copy()
+    expected[key] = -1.5
+    np.testing.assert_array_equal(x.compute(), expected)
+    np.testing.assert_array_equal(derived.compute(), values)  # what was built before keeps its values
+    assert x.dtype == np.float64
+
+
+def test_setitem_with_an_array_and_the_errors(spec):
+    x = tessera.zeros((4, 5), dtype="int32", chunks=2, spec=spec)
+    x[1:3] = tessera.arange(5, spec=spec)  # broadcasts to x's shape
+    expected = np.zeros((4, 5), np.int32)
+    expected[1:3] = np.arange(5)
+    np.testing.assert_array_equal(x.compute(), expected)
+    assert x.dtype == np.int32
+    with pytest.raises(NotImplementedError, match="comes later"):
+        x[1:3] = tessera.ones((2, 2), spec=spec)
+    with pytest.raises(IndexError):
+        x[9] = 1
+    with pytest.raises(IndexError, match="not supported yet"):
+        x[np.array([0, 1])] = 1
