@@ -58,6 +58,61 @@ unique_values = _later("unique_values", "unique values")
 nonzero = _later("nonzero", "data-dependent output shapes")
 
 
+def clip(x, /, min=None, max=None):  # noqa: A002 (the standard's names)
+    """x limited to [min, max] (either may be None); the result keeps x's dtype."""
+    result = x
+    if min is not None:
+        result = _tessera.maximum(result, min)
+    if max is not None:
+        result = _tessera.minimum(result, max)
+    return _tessera.astype(result, x.dtype)
+
+
+def moveaxis(x, source, destination, /):
+    """x with axes `source` moved to `destination` (ints or tuples), the others in order."""
+    source = (source,) if isinstance(source, int) else tuple(source)
+    destination = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(source) != len(destination):
+        raise ValueError("moveaxis: source and destination need the same number of axes")
+    source = tuple(a % x.ndim for a in source)
+    destination = tuple(a % x.ndim for a in destination)
+    order = [a for a in range(x.ndim) if a not in source]
+    for dest, src in sorted(zip(destination, source)):
+        order.insert(dest, src)
+    return _tessera.permute_dims(x, tuple(order))
+
+
+def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
+    """The n-th discrete difference along `axis` (x[1:] - x[:-1], n times)."""
+    if prepend is not None or append is not None:
+        parts = [p for p in (prepend, x, append) if p is not None]
+        x = _tessera.concat(parts, axis=axis)
+    axis = axis % x.ndim
+    for _ in range(n):
+        upper = tuple(slice(1, None) if a == axis else slice(None) for a in range(x.ndim))
+        lower = tuple(slice(None, -1) if a == axis else slice(None) for a in range(x.ndim))
+        x = x[upper] - x[lower]
+    return x
+
+
+def meshgrid(*arrays, indexing="xy"):
+    """Coordinate arrays from 1-d arrays, as numpy's meshgrid (indexing "xy" or "ij")."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', not {indexing!r}")
+    shape = [a.shape[0] for a in arrays]
+    if indexing == "xy" and len(arrays) >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    grids = []
+    for index, array in enumerate(arrays):
+        axis = index
+        if indexing == "xy" and len(arrays) >= 2 and index < 2:
+            axis = 1 - index
+        view = [1] * len(arrays)
+        view[axis] = array.shape[0]
+        grids.append(_tessera.reshape(array, tuple(view)))
+    return _tessera.broadcast_arrays(grids)
+
+
 def isdtype(dtype, kind):
     """The standard's isdtype: whether `dtype` is of `kind` (a dtype, a kind name or a
     tuple of them)."""

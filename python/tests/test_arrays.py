@@ -222,3 +222,24 @@ def test_setitem_with_an_array_and_the_errors(spec):
         x[9] = 1
     with pytest.raises(IndexError, match="not supported yet"):
         x[np.array([0, 1])] = 1
+
+
+def test_clip_moveaxis_diff_and_meshgrid_match_numpy(rng, spec):
+    import tessera.array_api as xp
+
+    values = random_array(rng, (4, 5, 6), "float64")
+    x = xp.asarray(values, chunks=(2, 3, 4), spec=spec)
+    np.testing.assert_array_equal(xp.clip(x, 2.0, 7.5).compute(), np.clip(values, 2.0, 7.5))
+    np.testing.assert_array_equal(xp.clip(x, max=3.0).compute(), np.minimum(values, 3.0))
+    np.testing.assert_array_equal(xp.moveaxis(x, 0, -1).compute(), np.moveaxis(values, 0, -1))
+    np.testing.assert_array_equal(xp.moveaxis(x, (0, 2), (2, 0)).compute(),
+                                  np.moveaxis(values, (0, 2), (2, 0)))
+    for axis, n in ((-1, 1), (0, 2), (1, 1)):
+        np.testing.assert_allclose(xp.diff(x, axis=axis, n=n).compute(),
+                                   np.diff(values, axis=axis, n=n))
+    a = xp.arange(3, spec=spec)
+    b = xp.arange(4, spec=spec)
+    for indexing in ("xy", "ij"):
+        for got, expected in zip(xp.meshgrid(a, b, indexing=indexing),
+                                 np.meshgrid(np.arange(3), np.arange(4), indexing=indexing)):
+            np.testing.assert_array_equal(got.compute(), expected)
