@@ -14,16 +14,6 @@ nb::object Compute(const Array& array) {
   return ToNumpy(RunPlan([&](const ComputeOptions& options) { return array.compute(options); }));
 }
 
-// x OP y with y an Array or a Python number; `reflected`: y OP x (Python's __radd__).
-Array Binary(const char* op, const Array& x, nb::handle y, bool reflected = false) {
-  if (nb::isinstance<Array>(y)) {
-    const Array& other = nb::cast<const Array&>(y);
-    return reflected ? elementwise(op, other, x) : elementwise(op, x, other);
-  }
-  const Scalar scalar = ScalarFrom(y);
-  return reflected ? elementwise(op, scalar, x) : elementwise(op, x, scalar);
-}
-
 nb::tuple DaskChunks(const Array& array) {
   // dask's and Cubed's `chunks`: per dimension, the chunk sizes along it.
   nb::list dims;
@@ -204,9 +194,9 @@ void BindArray(nb::module_& m) {
   };
   for (const Operator& op : kOperators) {
     const char* name = op.op;
-    array.def(op.forward, [name](const Array& x, nb::handle y) { return Binary(name, x, y); });
+    array.def(op.forward, [name](nb::handle x, nb::handle y) { return ElementwiseOf(name, x, y); });
     array.def(op.reflected,
-              [name](const Array& x, nb::handle y) { return Binary(name, x, y, true); });
+              [name](nb::handle x, nb::handle y) { return ElementwiseOf(name, y, x); });
   }
   static constexpr std::pair<const char*, const char*> kComparisons[] = {
       {"__eq__", "equal"},      {"__ne__", "not_equal"}, {"__lt__", "less"},
@@ -214,7 +204,7 @@ void BindArray(nb::module_& m) {
   };
   for (const auto& [method, op] : kComparisons) {
     const char* name = op;
-    array.def(method, [name](const Array& x, nb::handle y) { return Binary(name, x, y); });
+    array.def(method, [name](nb::handle x, nb::handle y) { return ElementwiseOf(name, x, y); });
   }
   array.def("__neg__", [](const Array& x) { return negative(x); })
       .def("__pos__", [](const Array& x) { return positive(x); })

@@ -47,6 +47,10 @@ Shape ShapeFrom(nb::handle value);
 Shape ChunksFrom(nb::handle value, const Shape& shape);
 // None (every axis), an int, or a sequence of ints.
 Axes AxesFrom(nb::handle value);
+// op(x1, x2) for a binary elementwise function, each operand a tessera Array or a Python
+// number (weak); the functions and the Array operators. InvalidArgument when neither is
+// an Array.
+Array ElementwiseOf(const std::string& op, nb::handle x1, nb::handle x2);
 // A Python bool, int or float (weak: it takes the array's dtype, as the standard says).
 Scalar ScalarFrom(nb::handle value);
 // `array` as a numpy array sharing its memory (the numpy array owns it from now on).

@@ -8,6 +8,17 @@
 
 namespace tessera::python {
 
+Array ElementwiseOf(const std::string& op, nb::handle x1, nb::handle x2) {
+  const bool first = nb::isinstance<Array>(x1);
+  const bool second = nb::isinstance<Array>(x2);
+  if (first && second) {
+    return elementwise(op, nb::cast<const Array&>(x1), nb::cast<const Array&>(x2));
+  }
+  if (first) return elementwise(op, nb::cast<const Array&>(x1), ScalarFrom(x2));
+  if (second) return elementwise(op, ScalarFrom(x1), nb::cast<const Array&>(x2));
+  throw InvalidArgument(op + ": give at least one tessera array");
+}
+
 void BindElementwise(nb::module_& m) {
   for (const std::string_view name : elementwise_function_names(1)) {
     const std::string op(name);
@@ -17,17 +28,7 @@ void BindElementwise(nb::module_& m) {
   for (const std::string_view name : elementwise_function_names(2)) {
     const std::string op(name);
     m.def(
-        op.c_str(),
-        [op](nb::handle x1, nb::handle x2) {
-          const bool first = nb::isinstance<Array>(x1);
-          const bool second = nb::isinstance<Array>(x2);
-          if (first && second) {
-            return elementwise(op, nb::cast<const Array&>(x1), nb::cast<const Array&>(x2));
-          }
-          if (first) return elementwise(op, nb::cast<const Array&>(x1), ScalarFrom(x2));
-          if (second) return elementwise(op, ScalarFrom(x1), nb::cast<const Array&>(x2));
-          throw InvalidArgument(op + ": give at least one tessera array");
-        },
+        op.c_str(), [op](nb::handle x1, nb::handle x2) { return ElementwiseOf(op, x1, x2); },
         nb::arg("x1"), nb::arg("x2"));
   }
   m.def(

@@ -67,11 +67,8 @@ void BindMapBlocks(nb::module_& m) {
         const DType type = dtype.is_none() ? inputs.front().dtype() : DTypeFrom(dtype);
         // The copies of the input blocks the function is handed.
         std::int64_t copies = 0;
-        for (const Array& input : inputs) {
-          Index block = input.dtype().itemsize();
-          for (const Index chunk : input.chunks()) block *= chunk;
-          copies += block;
-        }
+        for (const Array& input : inputs)
+          copies += ShapeSize(input.chunks()) * input.dtype().itemsize();
         std::string identity =
             nb::cast<std::string>(nb::str(nb::getattr(function, "__module__", nb::str("?")))) +
             "." +
