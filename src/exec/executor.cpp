@@ -17,11 +17,11 @@ using planner::ExecutableOp;
 
 ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, const Spec& spec,
                         const ExecuteOptions& options) {
-  const std::unique_ptr<exec::Executor> executor = exec::MakeExecutor(spec);
-  if (spec.max_workers < 0) {
+  if (spec.max_workers < 0) {  // before an executor reads it
     throw InvalidArgument("max_workers must be >= 0 (0 = one per hardware thread), got " +
                           std::to_string(spec.max_workers));
   }
+  const std::unique_ptr<exec::Executor> executor = exec::MakeExecutor(spec);
   exec::PlanRun run(ops, spec, options, executor->workers());
   exec::AdmissionFigures figures;
   try {
@@ -49,11 +49,7 @@ TaskRecord RunPlanTask(const std::vector<std::shared_ptr<ExecutableOp>>& ops, co
   }
   // What every thread pays once is paid before its first task, outside the
   // measurement (worker_warmup.hpp).
-  thread_local bool warmed_up = false;
-  if (!warmed_up) {
-    exec::WarmUpWorkerThread();
-    warmed_up = true;
-  }
+  exec::WarmUpWorkerThread();
   static const std::atomic<bool> kNeverCancelled{false};
   const exec::OpTaskRunner runner(op, executable, spec.reserved_mem, options, run_start);
   // Never cancelled, the runner returns the record or throws.

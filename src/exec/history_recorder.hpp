@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "tessera/core/spec.hpp"
-#include "tessera/exec/internal/executor.hpp"
+#include "tessera/exec/execution_report.hpp"
 #include "tessera/memory/history.hpp"
 
 namespace tessera::exec {

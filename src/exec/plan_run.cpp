@@ -164,13 +164,13 @@ OpReport StartReport(const OpInfo& info) {
 // by the next tasks instead of being faulted in afresh (DESIGN.md, "Memory model"). The
 // pool keeps only buffers tasks freed, so it stays within what they held. A pool twice
 // that size measured slower on the dew-point benchmark (docs/compute.md). Never shrinks.
-void SizeBufferPool(const std::vector<std::shared_ptr<ExecutableOp>>& ops, const Spec& spec) {
+void SizeBufferPool(const std::vector<std::shared_ptr<ExecutableOp>>& ops, const Spec& spec,
+                    int workers) {
   std::int64_t largest_task = 0;
   for (const auto& op : ops) {
     largest_task = std::max(largest_task, op->info().projected_mem - spec.reserved_mem);
   }
-  const std::int64_t wanted =
-      std::min(largest_task * spec.effective_max_workers(), spec.effective_total_mem() / 2);
+  const std::int64_t wanted = std::min(largest_task * workers, spec.effective_total_mem() / 2);
   if (wanted > BufferPoolCapacity()) SetBufferPoolCapacity(wanted);
 }
 
@@ -219,7 +219,7 @@ PlanRun::PlanRun(const std::vector<std::shared_ptr<ExecutableOp>>& ops, const Sp
   State& state = *state_;
   // What would fail later for a reason known now fails before any op does work.
   for (const auto& op : ops) op->CheckBeforeRun();
-  SizeBufferPool(ops, spec);
+  SizeBufferPool(ops, spec, workers);
   for (const std::vector<int>& inputs : state.inputs) {
     for (int input : inputs) ++state.readers_left[static_cast<std::size_t>(input)];
   }

@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-#include "tessera/exec/internal/executor.hpp"
+#include "tessera/exec/execution_report.hpp"
 
 namespace tessera::exec {
 

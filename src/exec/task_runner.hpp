@@ -25,7 +25,7 @@
 #include <optional>
 #include <string>
 
-#include "tessera/exec/internal/executor.hpp"
+#include "tessera/exec/execution_report.hpp"
 #include "tessera/plan/internal/executable_op.hpp"
 
 namespace tessera::exec {

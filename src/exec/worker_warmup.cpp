@@ -31,8 +31,11 @@ void TouchHeap() {
 }  // namespace
 
 void WarmUpWorkerThread() {
+  thread_local bool warmed_up = false;  // once per thread, whoever calls
+  if (warmed_up) return;
   TouchStack();
   TouchHeap();
+  warmed_up = true;
 }
 
 }  // namespace tessera::exec

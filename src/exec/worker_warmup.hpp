@@ -2,7 +2,7 @@
 // is paid outside tasks, as part of the process baseline (reserved_mem), and not
 // measured as the first task's unaccounted memory.
 //
-//   WarmUpWorkerThread();   // first thing a worker thread does
+//   WarmUpWorkerThread();   // before a thread's first task; later calls do nothing
 //
 // It faults in the top of the thread's stack and gives the thread its allocator heap
 // (glibc creates a heap per thread at its first allocation and keeps small freed blocks),
