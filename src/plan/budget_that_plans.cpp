@@ -2,15 +2,9 @@
 
 #include <string>
 
-#include "passes/passes.hpp"
 #include "tessera/core/byte_size.hpp"
 
 namespace tessera::planner {
-
-std::string SmallestBudgetText(std::int64_t bytes) {
-  return "the smallest allowed_mem that would run it is " + std::to_string(bytes) + " (" +
-         format_bytes(bytes) + ")";
-}
 
 void ThrowNamingABudgetThatPlans(const MemoryBudgetError& refused, const Spec& spec,
                                  const PlanAtBudget& plan_at) {

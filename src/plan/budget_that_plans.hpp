@@ -13,9 +13,7 @@
 // and says which op needs the budget named where that is another.
 #pragma once
 
-#include <cstdint>
-#include <string>
-
+#include "budget_text.hpp"
 #include "smallest_budget.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/spec.hpp"
@@ -23,10 +21,6 @@
 namespace tessera::planner {
 
 inline constexpr int kMaxBudgetReplans = 8;
-
-// "the smallest allowed_mem that would run it is 84960 (85.0 kB)": how every refusal of
-// a task over allowed_mem names its figure (MemoryBudgetError::required_allowed_mem).
-std::string SmallestBudgetText(std::int64_t bytes);
 
 // Rethrows `refused` (the plan at `spec` refused by the memory check) naming the smallest
 // figure found at which plan_at passes; `refused` as it is when it names no figure, when

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "budget_that_plans.hpp"
+#include "budget_text.hpp"
 #include "rechunk_layout.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"

@@ -7,7 +7,6 @@
 namespace tessera::planner {
 
 std::string DescribeReduction(const FinalizedPlan::State& plan, const OpGroup& rounds) {
-  const std::size_t first = 0;
   const std::size_t last = rounds.ops.size() - 1;
   const auto round_info = [&](std::size_t round) -> const OpInfo& {
     return plan.ops[static_cast<std::size_t>(rounds.ops[round])].info();
@@ -17,11 +16,11 @@ std::string DescribeReduction(const FinalizedPlan::State& plan, const OpGroup& r
   out << "Reduction " << result.name << ": " << ShapeToString(result.shape) << " "
       << result.dtype.name() << " in " << rounds.ops.size()
       << (rounds.ops.size() == 1 ? " round" : " rounds") << ":\n";
-  for (std::size_t i = first; i <= last; ++i) {
+  for (std::size_t i = 0; i <= last; ++i) {
     const OpInfo& round = round_info(i);
     const Index group = ShapeSize(round.task_shape);
     out << "  " << round.stage << ". " << round.name << " ";
-    if (i == first) {
+    if (i == 0) {
       out << "reduces up to " << group << (group == 1 ? " block" : " blocks")
           << " of its input per task, one at a time,";
     } else {

@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "budget_that_plans.hpp"
+#include "budget_text.hpp"
 #include "node_detail.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"

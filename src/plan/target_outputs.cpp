@@ -82,7 +82,10 @@ class ZarrTargetOutput : public ZarrOutput {
   }
 
   Tier tier() const override { return Tier::kTarget; }
-  void SetWriterLayout(std::string layout) override { layout_ = std::move(layout); }
+  void SetWriterLayout(std::string layout) override {
+    layout_ = std::move(layout);
+    wanted_.reset();  // the marker records the layout
+  }
 
   // Resuming into a partial output of other work is refused before any op runs (the
   // upstream ops of an unfused plan would otherwise run first).
@@ -104,7 +107,7 @@ class ZarrTargetOutput : public ZarrOutput {
     CheckNotASource(partial);
     if (Occupied(target_.directory)) CheckNotASource(previous);
     CheckPreviousName(previous);
-    const OwnerMarker wanted = WantedMarker();
+    const OwnerMarker& wanted = WantedMarker();
     FileOps& ops = *target_.file_ops;
     bool keep = false;
     if (IsEmptyRealDirectory(partial)) RemoveOwnedDirectory(ops, partial);
@@ -230,8 +233,11 @@ class ZarrTargetOutput : public ZarrOutput {
   }
 
   // The marker of this run's partial output: its sources, target metadata and tasks.
-  OwnerMarker WantedMarker() const {
-    OwnerMarker wanted;
+  // Made once per run (fingerprinting the sources stats every stored chunk): the check
+  // before the run and Prepare share it.
+  const OwnerMarker& WantedMarker() const {
+    if (wanted_) return *wanted_;
+    OwnerMarker& wanted = wanted_.emplace();
     wanted.kind = "partial-output";
     wanted.run = NewRunId();
     wanted.source = FingerprintSources(sources_);
@@ -288,6 +294,7 @@ class ZarrTargetOutput : public ZarrOutput {
   ZarrTarget target_;
   std::vector<std::shared_ptr<const ZarrArray>> sources_;
   std::string layout_;
+  mutable std::optional<OwnerMarker> wanted_;  // WantedMarker's, once made
   std::shared_ptr<DirectoryStore> store_;
 };
 

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "budget_that_plans.hpp"
+#include "budget_text.hpp"
 #include "passes.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
