@@ -9,6 +9,7 @@
 
 #include "tessera/api/array.hpp"
 #include "tessera/api/creation.hpp"
+#include "tessera/api/cumulative.hpp"
 #include "tessera/api/elementwise.hpp"
 #include "tessera/api/expression.hpp"
 #include "tessera/api/expression_error.hpp"

@@ -34,7 +34,13 @@ std::optional<Index> OptionalIndex(nb::handle value) {
   return nb::cast<Index>(value);
 }
 
-// One item of a Python index: an int, a slice, Ellipsis or None (a new axis).
+// Whether a Python index item is basic: an int (not a bool), a slice, Ellipsis or None.
+bool IsBasicIndexItem(nb::handle item) {
+  return item.is_none() || item.is(nb::handle(Py_Ellipsis)) || nb::isinstance<nb::slice>(item) ||
+         (nb::isinstance<nb::int_>(item) && !nb::isinstance<nb::bool_>(item));
+}
+
+// One basic item of a Python index: an int, a slice, Ellipsis or None (a new axis).
 IndexItem IndexItemFrom(nb::handle item) {
   if (item.is_none()) return newaxis;
   if (item.is(nb::handle(Py_Ellipsis))) return ellipsis;
@@ -42,24 +48,29 @@ IndexItem IndexItemFrom(nb::handle item) {
     return Slice(OptionalIndex(item.attr("start")), OptionalIndex(item.attr("stop")),
                  OptionalIndex(item.attr("step")));
   }
-  if (nb::isinstance<nb::int_>(item) && !nb::isinstance<nb::bool_>(item)) {
-    return nb::cast<Index>(item);
-  }
-  throw nb::type_error(("only integers, slices, ... and None index a tessera array "
-                        "(integer-array and boolean indexing are not supported yet), got " +
-                        nb::cast<std::string>(nb::repr(item)))
-                           .c_str());
+  return nb::cast<Index>(item);
 }
 
-// x[key]: basic indexing (api/indexing.hpp).
-Array GetItem(const Array& x, nb::handle key) {
+// x[key]: basic indexing (api/indexing.hpp) here; keys with integer arrays (or anything
+// else) go to tessera._indexing, which makes them of takes or says what is wrong.
+nb::object GetItem(const Array& x, nb::handle key) {
+  const bool is_tuple = nb::isinstance<nb::tuple>(key);
+  bool basic = is_tuple || IsBasicIndexItem(key);
+  if (is_tuple) {
+    for (nb::handle item : nb::iter(key)) basic = basic && IsBasicIndexItem(item);
+  }
+  if (!basic) return nb::module_::import_("tessera._indexing").attr("getitem")(nb::cast(x), key);
   std::vector<IndexItem> items;
-  if (nb::isinstance<nb::tuple>(key)) {
+  if (is_tuple) {
     for (nb::handle item : nb::iter(key)) items.push_back(IndexItemFrom(item));
   } else {
     items.push_back(IndexItemFrom(key));
   }
-  return index(x, items);
+  try {
+    return nb::cast(index(x, items));
+  } catch (const InvalidArgument& error) {
+    throw nb::index_error(error.what());  // out of bounds, too many indices: numpy's IndexError
+  }
 }
 
 }  // namespace
@@ -150,7 +161,8 @@ void BindArray(nb::module_& m) {
       .def("to_zarr", &ToZarr, nb::arg("store"), nb::kw_only(), nb::arg("overwrite") = true,
            nb::arg("resume") = false)
       .def("__getitem__", &GetItem, nb::arg("key"),
-           "Basic indexing: integers, slices (with steps), ... and None; lazy.")
+           "x[key]: integers, slices (with steps), ..., None and integer arrays (numpy's "
+           "rules); lazy, and a task reads only the chunks its elements are in.")
       .def(
           "__setitem__",
           [](Array& x, nb::handle key, nb::handle value) {

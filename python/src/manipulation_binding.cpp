@@ -1,5 +1,6 @@
 // Manipulation functions of the array API (permute_dims, reshape, concat, stack, ...) and
-// rechunk.
+// rechunk; take's engine half.
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/vector.h>
 
@@ -24,6 +25,27 @@ void BindManipulation(nb::module_& m) {
   m.def(
       "squeeze", [](const Array& x, nb::handle axis) { return squeeze(x, AxesFrom(axis)); },
       nb::arg("x"), nb::kw_only(), nb::arg("axis"));
+  m.def(
+      "broadcast_to",
+      [](const Array& x, nb::handle shape) { return broadcast_to(x, ShapeFrom(shape)); },
+      nb::arg("x"), nb::arg("shape"),
+      "x broadcast to `shape` (numpy's rules); lazy, nothing is copied until a task reads it.");
+  m.def(
+      "roll",
+      [](const Array& x, nb::handle shift, nb::handle axis) {
+        if (axis.is_none()) return roll(x, nb::cast<Index>(shift), std::nullopt);
+        if (nb::isinstance<nb::int_>(axis)) {
+          return roll(x, nb::cast<Index>(shift), nb::cast<int>(axis));
+        }
+        const std::vector<int> axes = nb::cast<std::vector<int>>(axis);
+        std::vector<Index> shifts = nb::isinstance<nb::int_>(shift)
+                                        ? std::vector<Index>(axes.size(), nb::cast<Index>(shift))
+                                        : nb::cast<std::vector<Index>>(shift);
+        return roll(x, std::move(shifts), axes);
+      },
+      nb::arg("x"), nb::arg("shift"), nb::kw_only(), nb::arg("axis") = nb::none(),
+      "x with its elements shifted by `shift` along `axis` (every axis of the flattened array "
+      "when None), wrapping around; several shifts and axes roll each axis by its own.");
   m.def("broadcast_arrays",
         [](const std::vector<Array>& arrays) { return broadcast_arrays(arrays); });
   m.def(
@@ -47,6 +69,16 @@ void BindManipulation(nb::module_& m) {
         return repeat(x, repeats, axis);
       },
       nb::arg("x"), nb::arg("repeats"), nb::kw_only(), nb::arg("axis") = nb::none());
+  // take's engine half: tessera.array_api.take and integer-array indexing
+  // (tessera/_indexing.py) normalize the indices to a 1-d int64 array first.
+  m.def(
+      "_take",
+      [](const Array& x,
+         nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> indices,
+         int axis) {
+        return take(x, std::span<const Index>(indices.data(), indices.shape(0)), axis);
+      },
+      nb::arg("x"), nb::arg("indices"), nb::arg("axis"));
   m.def(
       "tile", [](const Array& x, nb::handle reps) { return tile(x, ShapeFrom(reps)); },
       nb::arg("x"), nb::arg("repetitions"));

@@ -31,6 +31,19 @@ void BindReductions(nb::module_& m) {
         nb::arg("x"), nb::kw_only(), nb::arg("axis") = nb::none(), nb::arg("keepdims") = false,
         nb::arg("dtype") = nb::none());
   }
+  using Scan = Array (*)(const Array&, std::optional<int>, std::optional<DType>, bool);
+  const std::pair<const char*, Scan> scans[] = {{"cumulative_sum", &tessera::cumulative_sum},
+                                                {"cumulative_prod", &tessera::cumulative_prod}};
+  for (const auto& [name, fn] : scans) {
+    const Scan scan = fn;
+    m.def(
+        name,
+        [scan](const Array& x, std::optional<int> axis, nb::handle dtype, bool include_initial) {
+          return scan(x, axis, OptionalDType(dtype), include_initial);
+        },
+        nb::arg("x"), nb::kw_only(), nb::arg("axis") = nb::none(), nb::arg("dtype") = nb::none(),
+        nb::arg("include_initial") = false);
+  }
   using Plain = Array (*)(const Array&, Axes, bool);
   const std::pair<const char*, Plain> plain[] = {{"min", &tessera::min},
                                                  {"max", &tessera::max},

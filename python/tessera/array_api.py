@@ -172,3 +172,11 @@ class _Info:
 
 def __array_namespace_info__():
     return _Info()
+
+
+# Made of other lazy functions (tessera/_composed.py) and of take (tessera/_indexing.py).
+from ._composed import (  # noqa: E402,F401
+    conj, empty, empty_like, eye, imag, linspace, nextafter, real, reciprocal, signbit, tril,
+    triu, unstack,
+)
+from ._indexing import take, take_along_axis  # noqa: E402,F401

@@ -1,7 +1,8 @@
-// Basic indexing as a gather (tessera/api/indexing.hpp).
+// Basic indexing and take as gathers (tessera/api/indexing.hpp).
 #include "tessera/api/indexing.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -111,6 +112,41 @@ Array index(const Array& x, const std::vector<IndexItem>& items) {
     ++axis;
   }
   IndexMap map = OneSourceMap(std::move(axes), std::move(fixed), shape);
+  return Array(
+      MakeGather({x.node()}, std::move(map), std::move(shape), std::move(chunks), x.dtype()),
+      x.spec());
+}
+
+Array take(const Array& x, std::span<const Index> indices, int axis) {
+  if (axis < -x.ndim() || axis >= x.ndim()) {
+    throw InvalidArgument("take: axis " + std::to_string(axis) +
+                          " is out of range for an array of " + std::to_string(x.ndim()) +
+                          " dimensions (use " + std::to_string(-x.ndim()) + " to " +
+                          std::to_string(x.ndim() - 1) + ")");
+  }
+  if (axis < 0) axis += x.ndim();
+  const auto dim = static_cast<std::size_t>(axis);
+  const Index extent = x.shape()[dim];
+  std::vector<Index> table;
+  table.reserve(indices.size());
+  for (const Index at : indices) {
+    if (at < -extent || at >= extent) {
+      throw InvalidArgument("take: index " + std::to_string(at) + " is out of bounds for axis " +
+                            std::to_string(axis) + " with size " + std::to_string(extent) +
+                            " (use " + std::to_string(-extent) + " to " +
+                            std::to_string(extent - 1) + ")");
+    }
+    table.push_back(at < 0 ? at + extent : at);
+  }
+  std::vector<AxisMap> axes;
+  for (int d = 0; d < x.ndim(); ++d) axes.push_back(AxisMap{d});
+  Shape shape = x.shape();
+  Shape chunks = x.chunks();
+  shape[dim] = static_cast<Index>(table.size());
+  chunks[dim] = std::max<Index>(1, std::min(chunks[dim], shape[dim]));
+  axes[dim].table = std::make_shared<const std::vector<Index>>(std::move(table));
+  IndexMap map =
+      OneSourceMap(std::move(axes), Shape(static_cast<std::size_t>(x.ndim()), -1), shape);
   return Array(
       MakeGather({x.node()}, std::move(map), std::move(shape), std::move(chunks), x.dtype()),
       x.spec());

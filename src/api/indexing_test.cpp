@@ -140,5 +140,65 @@ TEST(IndexingTest, ReadsOnlyTheChunksUnderA2dSlice) {
   EXPECT_EQ(store->chunk_gets.load(), 6);
 }
 
+TEST(IndexingTest, TakePicksIndicesInAnyOrder) {
+  const Array x = Iota({3, 4}, {2, 3});  // x[i, j] = 4 i + j
+  const std::vector<Index> columns{3, 0, -1, 1, 1};
+  const Array picked = take(x, columns, 1);
+  EXPECT_EQ(picked.shape(), (Shape{3, 5}));
+  EXPECT_EQ(picked.chunks(), (Shape{2, 3}));
+  EXPECT_EQ(Computed(picked),
+            (std::vector<std::int32_t>{3, 0, 3, 1, 1, 7, 4, 7, 5, 5, 11, 8, 11, 9, 9}));
+  const std::vector<Index> rows{2, 0};
+  EXPECT_EQ(Computed(take(x, rows, -2)), (std::vector<std::int32_t>{8, 9, 10, 11, 0, 1, 2, 3}));
+  const std::vector<Index> none;
+  EXPECT_EQ(take(x, none, 0).shape(), (Shape{0, 4}));
+}
+
+TEST(IndexingTest, TakeComposesWithOtherGathers) {
+  const Array x = Iota({10}, {3});
+  const std::vector<Index> at{9, 1, 4, 4};
+  // take of a slice, a slice of a take, take of a take: each one gather of x.
+  const Array of_slice = take(x[Slice(std::nullopt, std::nullopt, -1)], at, 0);
+  EXPECT_EQ(of_slice.node()->inputs().front(), x.node());
+  EXPECT_EQ(Computed(of_slice), (std::vector<std::int32_t>{0, 8, 5, 5}));
+  const Array sliced = take(x, at, 0)[Slice(1, std::nullopt)];
+  EXPECT_EQ(sliced.node()->inputs().front(), x.node());
+  EXPECT_EQ(Computed(sliced), (std::vector<std::int32_t>{1, 4, 4}));
+  const std::vector<Index> again{3, 0};
+  const Array twice = take(take(x, at, 0), again, 0);
+  EXPECT_EQ(twice.node()->inputs().front(), x.node());
+  EXPECT_EQ(Computed(twice), (std::vector<std::int32_t>{4, 9}));
+}
+
+TEST(IndexingTest, TakeReadsOnlyTheChunksOfItsIndices) {
+  auto store = std::make_shared<CountingStore>();
+  ZarrMetadata metadata;
+  metadata.shape = {100};
+  metadata.chunks = {10};
+  metadata.dtype = int32;
+  metadata.compressor = std::nullopt;
+  const ZarrArray array = ZarrArray::Create(store, "", metadata);
+  NDArray values({100}, int32);
+  auto data = values.mutable_data<std::int32_t>();
+  std::iota(data.begin(), data.end(), 0);
+  array.Write(values, 1);
+  const Array x = from_zarr(store, "", testing::SmallSpec());
+  const std::vector<Index> at{95, 3, 97, 5};  // chunks 9 and 0 only
+  const Array picked = take(x, at, 0);
+  store->chunk_gets = 0;
+  EXPECT_EQ(Computed(picked), (std::vector<std::int32_t>{95, 3, 97, 5}));
+  EXPECT_EQ(store->chunk_gets.load(), 2);
+}
+
+TEST(IndexingTest, TakeErrorsSayWhatWasWrong) {
+  const Array x = Iota({3, 4}, {2, 3});
+  const std::vector<Index> at{4};
+  EXPECT_EQ(ErrorOf([&] { take(x, at, 1); }),
+            "take: index 4 is out of bounds for axis 1 with size 4 (use -4 to 3)");
+  EXPECT_EQ(ErrorOf([&] { take(x, at, 2); }),
+            "take: axis 2 is out of range for an array of 2 dimensions (use -2 to 1)");
+}
+
 }  // namespace
+
 }  // namespace tessera

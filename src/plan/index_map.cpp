@@ -21,30 +21,61 @@ NodePtr Storable(NodePtr x) {
   return x;
 }
 
-// `outer` (an axis of a gather over a middle array) followed by `inner` (the middle
-// array's axis over the input); nullopt when the two do not compose into one map.
-std::optional<AxisMap> ComposeAxis(const AxisMap& outer, const AxisMap& inner) {
+// The longest table a composition makes from a middle axis that had none (inner tables
+// are spelled out over the middle array's extent); beyond it the gathers stay two.
+constexpr Index kMaxComposedTable = Index{1} << 22;
+
+// `outer` (an axis of a gather over a middle array, `middle_extent` long) followed by
+// `inner` (the middle array's axis over the input); nullopt when the two do not
+// compose into one map.
+std::optional<AxisMap> ComposeAxis(const AxisMap& outer, const AxisMap& inner,
+                                   Index middle_extent) {
   if (outer.input_axis < 0) return outer;  // a new axis stays new
   if (inner.input_axis < 0) return AxisMap{};
   if (outer.IsIdentity()) return inner;
-  if (inner.IsIdentity())
-    return AxisMap{inner.input_axis, outer.start, outer.step, outer.divisor, outer.modulus};
+  if (inner.IsIdentity()) {
+    AxisMap composed = outer;
+    composed.input_axis = inner.input_axis;
+    return composed;
+  }
+  if (outer.table != nullptr || inner.table != nullptr) {
+    // outer's own index arithmetic, then one table: outer's entries (or, without one,
+    // every middle index) mapped through inner.
+    std::vector<Index> table;
+    if (outer.table != nullptr) {
+      table.reserve(outer.table->size());
+      for (const Index k : *outer.table) table.push_back(inner.InputIndex(k));
+    } else {
+      if (middle_extent > kMaxComposedTable) return std::nullopt;
+      table.reserve(static_cast<std::size_t>(middle_extent));
+      for (Index k = 0; k < middle_extent; ++k) table.push_back(inner.InputIndex(k));
+    }
+    AxisMap composed = outer;
+    composed.input_axis = inner.input_axis;
+    composed.table = std::make_shared<const std::vector<Index>>(std::move(table));
+    return composed;
+  }
   if (outer.divisor != 1 || outer.modulus != 0 || inner.divisor != 1) return std::nullopt;
   // inner(outer(i)) = wrap(s + t * (a + b * i)) = wrap((s + t * a) + (t * b) * i).
   return AxisMap{inner.input_axis, inner.start + inner.step * outer.start, inner.step * outer.step,
                  1, inner.modulus};
 }
 
-// `outer` (a source reading a middle gather with one source `inner`) as a source reading
-// the middle gather's input directly; nullopt when an axis does not compose.
-std::optional<GatherSource> ComposeSource(const GatherSource& outer, const GatherSource& inner) {
+// `outer` (a source reading a middle gather, of `middle_shape`, with one source
+// `inner`) as a source reading the middle gather's input directly; nullopt when an axis
+// does not compose.
+std::optional<GatherSource> ComposeSource(const GatherSource& outer, const GatherSource& inner,
+                                          const Shape& middle_shape) {
   GatherSource composed;
   composed.begin = outer.begin;
   composed.end = outer.end;
   for (const AxisMap& axis : outer.axes) {
     const AxisMap* inner_axis =
         axis.input_axis >= 0 ? &inner.axes[static_cast<std::size_t>(axis.input_axis)] : nullptr;
-    std::optional<AxisMap> both = inner_axis ? ComposeAxis(axis, *inner_axis) : axis;
+    std::optional<AxisMap> both =
+        inner_axis ? ComposeAxis(axis, *inner_axis,
+                                 middle_shape[static_cast<std::size_t>(axis.input_axis)])
+                   : axis;
     if (!both) return std::nullopt;
     composed.axes.push_back(*both);
   }
@@ -75,7 +106,7 @@ std::optional<IndexMap> ComposeOverJoin(const GatherSource& outer, const Node& m
     for (std::size_t k = 0; k < inner.sources.size(); ++k) {
       const GatherSource& source = inner.sources[k];
       if (at < source.begin || at >= source.end) continue;
-      std::optional<GatherSource> both = ComposeSource(outer, source);
+      std::optional<GatherSource> both = ComposeSource(outer, source, middle.shape());
       if (!both) return std::nullopt;
       composed.sources.push_back(std::move(*both));
       read.push_back(middle.inputs()[k]);
@@ -91,7 +122,7 @@ std::optional<IndexMap> ComposeOverJoin(const GatherSource& outer, const Node& m
     }
     composed.join_axis = reader;
     for (std::size_t k = 0; k < inner.sources.size(); ++k) {
-      std::optional<GatherSource> both = ComposeSource(outer, inner.sources[k]);
+      std::optional<GatherSource> both = ComposeSource(outer, inner.sources[k], middle.shape());
       if (!both) return std::nullopt;
       both->begin = inner.sources[k].begin;
       both->end = inner.sources[k].end;
@@ -135,7 +166,14 @@ bool IsIdentity(const IndexMap& map, const Node& input, const Shape& shape) {
 Index AxisMap::InputIndex(Index i) const {
   Index k = start + step * (i / divisor);
   if (modulus > 0) k = ((k % modulus) + modulus) % modulus;
-  return k;
+  return table != nullptr ? (*table)[static_cast<std::size_t>(k)] : k;
+}
+
+bool operator==(const AxisMap& a, const AxisMap& b) {
+  const bool same_table =
+      a.table == b.table || (a.table != nullptr && b.table != nullptr && *a.table == *b.table);
+  return a.input_axis == b.input_axis && a.start == b.start && a.step == b.step &&
+         a.divisor == b.divisor && a.modulus == b.modulus && same_table;
 }
 
 IndexMap IdentityMap(const Node& x) {
@@ -176,7 +214,8 @@ NodePtr Gather(std::vector<NodePtr> inputs, IndexMap map, Shape shape, Shape chu
                             std::string(dtype.name()) + "; cast it first");
     }
     if (input->kind() == NodeKind::kGather && input->inputs().size() == 1) {
-      if (auto composed = ComposeSource(map.sources[k], input->detail().index_map->sources[0])) {
+      if (auto composed = ComposeSource(map.sources[k], input->detail().index_map->sources[0],
+                                        input->shape())) {
         map.sources[k] = std::move(*composed);
         input = input->inputs().front();
       }

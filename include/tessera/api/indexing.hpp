@@ -1,5 +1,6 @@
 // Basic indexing (numpy / the array API standard): integers (negative from the end),
-// slices with steps (negative too), one ellipsis, new axes.
+// slices with steps (negative too), one ellipsis, new axes; and take, the elements at
+// a list of indices along one axis (what integer-array indexing is made of).
 //
 //   using tessera::Slice;
 //   auto a = x[3];                                        // x[3]
@@ -15,6 +16,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <variant>
 #include <vector>
 
@@ -58,5 +60,12 @@ class IndexItem {
 
 // x[items...]; also Array::operator[].
 Array index(const Array& x, const std::vector<IndexItem>& items);
+
+// The elements of x at `indices` along `axis` (numpy's take; negative indices count
+// from the end): the result has x's shape with that axis `indices.size()` long, chunked
+// as x is along it. Lazy, a gather: a task reads only the input chunks its indices
+// fall in, one at a time, so its memory is one output block and one input chunk
+// whatever the order of the indices. Out-of-range indices or axis throw InvalidArgument.
+Array take(const Array& x, std::span<const Index> indices, int axis);
 
 }  // namespace tessera

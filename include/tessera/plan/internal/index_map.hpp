@@ -13,7 +13,9 @@
 // the block (plan/gather_op.hpp).
 #pragma once
 
+#include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "tessera/plan/internal/node.hpp"
@@ -21,22 +23,36 @@
 namespace tessera::planner {
 
 // Where one output axis takes its index from: output index i reads input index
-//   wrap(start + step * (i / divisor))    on `input_axis`,
-// where wrap(k) = k mod modulus (in [0, modulus)) when modulus > 0, else k.
+//   lookup(wrap(start + step * (i / divisor)))    on `input_axis`,
+// where wrap(k) = k mod modulus (in [0, modulus)) when modulus > 0, else k, and
+// lookup(k) = (*table)[k] when there is a table, else k.
 // slice: (start, step); flip: (n - 1, -1); roll by s: (-s, 1, modulus n); tile:
-// modulus n; repeat r: divisor r. input_axis -1 is an axis the input does not have
-// (new axis, stack's axis): every index along it reads the same input elements.
+// modulus n; repeat r: divisor r; take(indices): the indices as the table.
+// input_axis -1 is an axis the input does not have (new axis, stack's axis): every
+// index along it reads the same input elements.
 struct AxisMap {
+  AxisMap(int input_axis_ = -1, Index start_ = 0, Index step_ = 1, Index divisor_ = 1,  // NOLINT
+          Index modulus_ = 0, std::shared_ptr<const std::vector<Index>> table_ = nullptr)
+      : input_axis(input_axis_),
+        start(start_),
+        step(step_),
+        divisor(divisor_),
+        modulus(modulus_),
+        table(std::move(table_)) {}
+
   int input_axis = -1;
   Index start = 0;
   Index step = 1;
   Index divisor = 1;
   Index modulus = 0;
+  std::shared_ptr<const std::vector<Index>> table;  // null: no lookup
 
-  // REQUIRES: i >= 0.
+  // REQUIRES: i >= 0, and a table (if any) covering wrap(...) of it.
   Index InputIndex(Index i) const;
-  bool IsIdentity() const { return start == 0 && step == 1 && divisor == 1 && modulus == 0; }
-  friend bool operator==(const AxisMap&, const AxisMap&) = default;
+  bool IsIdentity() const {
+    return start == 0 && step == 1 && divisor == 1 && modulus == 0 && table == nullptr;
+  }
+  friend bool operator==(const AxisMap& a, const AxisMap& b);
 };
 
 // One input of a gather: a map per output axis, and per input axis the fixed index it
