@@ -137,6 +137,18 @@ void BindArray(nb::module_& m) {
           },
           nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
       .def(
+          "__dlpack__",
+          [](const Array& x, const nb::kwargs& keywords) {
+            // The computed values' capsule: numpy's, over the engine's buffer (no copy).
+            return Compute(x).attr("__dlpack__")(**keywords);
+          },
+          nb::arg("keywords"),
+          "DLPack export: computes x (one plan, the memory check first) and hands out its "
+          "values without copying them.")
+      .def(
+          "__dlpack_device__", [](const Array&) { return nb::make_tuple(1, 0); },
+          "(1, 0): the values are in CPU memory (DLPack's kDLCPU).")
+      .def(
           "rechunk",
           [](const Array& x, nb::handle chunks) {
             return x.rechunk(ChunksFrom(chunks, x.shape()));

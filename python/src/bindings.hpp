@@ -83,22 +83,30 @@ auto RunEngine(Work&& work) {
   }
 }
 
-// The options of a run that Ctrl-C stops: once `interrupted` is set, the run stops after
-// the tasks in flight (the next task to finish ends it), as for a failed task: a to_zarr
-// target is not put in place.
-ComputeOptions InterruptibleOptions(const std::shared_ptr<std::atomic<bool>>& interrupted);
+// What a run started from Python shares with the thread watching it: its task count
+// (-1 until the run starts), the tasks done, and whether Ctrl-C asked it to stop.
+struct RunProgress {
+  std::atomic<std::int64_t> total{-1};
+  std::atomic<std::int64_t> done{0};
+  std::atomic<bool> interrupted{false};
+};
+// The options of a run that Ctrl-C stops and that counts its tasks into `progress`:
+// once `interrupted` is set, the run stops after the tasks in flight (the next task to
+// finish ends it), as for a failed task: a to_zarr target is not put in place.
+ComputeOptions InterruptibleOptions(const std::shared_ptr<RunProgress>& progress);
 // Waits, the GIL released between checks, until `done`; every 20 ms it runs Python's
-// signal handlers, and sets `interrupted` when one raised (KeyboardInterrupt pending).
-// Returns whether one did. REQUIRES: the GIL held.
-bool WatchSignalsUntil(const std::atomic<bool>& done, std::atomic<bool>& interrupted);
+// signal handlers, and sets `progress.interrupted` when one raised (KeyboardInterrupt
+// pending); every 100 ms it moves on Python's progress bar (tessera._progress), when
+// one is wanted. Returns whether a handler raised. REQUIRES: the GIL held.
+bool WatchSignalsUntil(const std::atomic<bool>& done, RunProgress& progress);
 
 // Runs `work(options)` (computing, writing) on a thread of its own while this one keeps
 // answering Python's signals: Ctrl-C stops the run promptly and raises KeyboardInterrupt
 // here; a Python kernel's exception surfaces as itself. `work` returns a value.
 template <class Work>
 auto RunPlan(Work&& work) {
-  auto interrupted = std::make_shared<std::atomic<bool>>(false);
-  const ComputeOptions options = InterruptibleOptions(interrupted);
+  auto progress = std::make_shared<RunProgress>();
+  const ComputeOptions options = InterruptibleOptions(progress);
   std::optional<decltype(work(options))> result;
   std::exception_ptr failure;
   std::atomic<bool> done{false};
@@ -110,7 +118,7 @@ auto RunPlan(Work&& work) {
     }
     done = true;
   });
-  const bool signalled = WatchSignalsUntil(done, *interrupted);
+  const bool signalled = WatchSignalsUntil(done, *progress);
   {
     nb::gil_scoped_release release;
     engine.join();

@@ -42,16 +42,65 @@ void RaiseKernelErrorOr(const Error& engine_error) {
   throw std::move(*kept);
 }
 
-ComputeOptions InterruptibleOptions(const std::shared_ptr<std::atomic<bool>>& interrupted) {
+ComputeOptions InterruptibleOptions(const std::shared_ptr<RunProgress>& progress) {
   ComputeOptions options;
-  options.execute.on_task = [interrupted](const TaskRecord&) {
-    if (*interrupted) throw Error("interrupted (KeyboardInterrupt)");
+  options.execute.on_start = [progress](std::int64_t total) { progress->total = total; };
+  options.execute.on_task = [progress](const TaskRecord&) {
+    ++progress->done;
+    if (progress->interrupted) throw Error("interrupted (KeyboardInterrupt)");
   };
   return options;
 }
 
-bool WatchSignalsUntil(const std::atomic<bool>& done, std::atomic<bool>& interrupted) {
+namespace {
+
+// Python's progress bar of a run (tessera._progress), if one is wanted: opened once the
+// run's task count is known, moved on at most every 100 ms, closed when the run ends.
+class PythonProgressBar {
+ public:
+  explicit PythonProgressBar(const RunProgress& progress) : progress_(progress) {}
+  PythonProgressBar(const PythonProgressBar&) = delete;
+  PythonProgressBar& operator=(const PythonProgressBar&) = delete;
+  ~PythonProgressBar() {
+    if (!bar_.is_valid() || bar_.is_none()) return;
+    try {
+      Advance();
+      bar_.attr("close")();
+    } catch (const nb::python_error&) {
+      // a broken bar never fails the run it shows
+    }
+  }
+
+  // REQUIRES: the GIL held.
+  void Poll() {
+    if (progress_.total < 0) return;
+    if (!bar_.is_valid()) {
+      bar_ = nb::module_::import_("tessera._progress").attr("open_bar")(progress_.total.load());
+    }
+    Advance();
+  }
+
+ private:
+  void Advance() {
+    if (bar_.is_none()) return;
+    const std::int64_t done = progress_.done.load();
+    if (done > shown_) {
+      bar_.attr("update")(done - shown_);
+      shown_ = done;
+    }
+  }
+
+  const RunProgress& progress_;
+  nb::object bar_;  // None: no bar wanted
+  std::int64_t shown_ = 0;
+};
+
+}  // namespace
+
+bool WatchSignalsUntil(const std::atomic<bool>& done, RunProgress& progress) {
   bool signalled = false;
+  PythonProgressBar bar(progress);
+  int polls = 0;
   while (!done) {
     {
       nb::gil_scoped_release release;
@@ -61,7 +110,20 @@ bool WatchSignalsUntil(const std::atomic<bool>& done, std::atomic<bool>& interru
     }
     if (!signalled && PyErr_CheckSignals() != 0) {
       signalled = true;
-      interrupted = true;  // the run stops after the tasks in flight
+      progress.interrupted = true;  // the run stops after the tasks in flight
+    }
+    if (!signalled && ++polls % 5 == 0) {
+      try {
+        bar.Poll();
+      } catch (const nb::python_error&) {
+        // a bar that cannot be drawn is left out; the run goes on
+      }
+    }
+  }
+  if (!signalled) {
+    try {
+      bar.Poll();
+    } catch (const nb::python_error&) {
     }
   }
   return signalled;

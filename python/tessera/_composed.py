@@ -142,3 +142,12 @@ def _real_only(name):
 real = _real_only("real")
 imag = _real_only("imag")
 conj = _real_only("conj")
+
+
+def from_dlpack(x, /, *, device=None, copy=None, chunks=None, spec=None):
+    """A Tessera array of the values of any DLPack exporter (numpy, torch, jax, a computed
+    Tessera result), chunked as `chunks` under `spec`."""
+    if device not in (None, "cpu") and device != (1, 0):
+        raise ValueError(f"from_dlpack: Tessera arrays live on the CPU, not {device!r}")
+    values = np.from_dlpack(x)
+    return _tessera.asarray(values, chunks=chunks, spec=spec)

@@ -185,3 +185,27 @@ def _advanced(y, arrays, axes, adjacent):
     nb, first = len(shape_b), axes[0]
     order = list(range(nb, nb + first)) + list(range(nb)) + list(range(nb + first, result.ndim))
     return _tessera.permute_dims(result, order)
+
+
+def repeat(x, repeats, /, *, axis=None):
+    """Each element of x repeated `repeats` times along `axis` (x flattened when None):
+    an int for all, or a 1-d integer array with one count per element (a take)."""
+    if isinstance(repeats, int) and not isinstance(repeats, bool):
+        return _tessera.repeat(x, repeats, axis=axis)
+    counts = _concrete_indices(repeats)
+    if axis is None:
+        x = _tessera.reshape(x, (x.size,))
+        axis = 0
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"repeat: axis {axis} is out of range for {x.ndim} dimensions")
+    axis %= x.ndim
+    extent = x.shape[axis]
+    if counts.ndim == 0 or counts.shape == (1,):
+        return _tessera.repeat(x, int(counts.reshape(())), axis=axis)
+    if counts.shape != (extent,):
+        raise ValueError(f"repeat: {counts.shape[0] if counts.ndim == 1 else counts.shape} "
+                         f"counts for an axis of {extent} elements; give one count per element")
+    if (counts < 0).any():
+        raise ValueError("repeat: counts must be 0 or more")
+    positions = np.repeat(np.arange(extent, dtype=np.int64), counts)
+    return _tessera._take(x, np.ascontiguousarray(positions), axis)

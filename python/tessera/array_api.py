@@ -176,7 +176,7 @@ def __array_namespace_info__():
 
 # Made of other lazy functions (tessera/_composed.py) and of take (tessera/_indexing.py).
 from ._composed import (  # noqa: E402,F401
-    conj, empty, empty_like, eye, imag, linspace, nextafter, real, reciprocal, signbit, tril,
+    conj, empty, empty_like, eye, from_dlpack, imag, linspace, nextafter, real, reciprocal, signbit, tril,
     triu, unstack,
 )
-from ._indexing import take, take_along_axis  # noqa: E402,F401
+from ._indexing import repeat, take, take_along_axis  # noqa: E402,F401

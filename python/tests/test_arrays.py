@@ -247,3 +247,22 @@ def test_clip_moveaxis_diff_and_meshgrid_match_numpy(rng, spec):
         for got, expected in zip(xp.meshgrid(a, b, indexing=indexing),
                                  np.meshgrid(np.arange(3), np.arange(4), indexing=indexing)):
             np.testing.assert_array_equal(got.compute(), expected)
+
+
+def test_dlpack_and_the_buffer_protocol_share_the_engines_memory(spec):
+    x = tessera.arange(12, dtype="float32", chunks=5, spec=spec) * 2
+    result = x.compute()
+    # Other libraries see the computed values without a copy: DLPack and the buffer protocol.
+    assert np.shares_memory(result, np.from_dlpack(result))
+    view = memoryview(result)
+    assert view.format == "f" and view.nbytes == 48
+    assert np.shares_memory(result, np.frombuffer(view, dtype=np.float32))
+    # A lazy array exports too: computed once, then handed out.
+    assert x.__dlpack_device__() == (1, 0)
+    np.testing.assert_array_equal(np.from_dlpack(x), np.arange(12, dtype=np.float32) * 2)
+    # And imports any exporter.
+    imported = tessera.from_dlpack(np.arange(6).reshape(2, 3), chunks=(1, 3), spec=spec)
+    assert imported.chunksize == (1, 3)
+    np.testing.assert_array_equal(imported.compute(), np.arange(6).reshape(2, 3))
+    with pytest.raises(ValueError, match="live on the CPU"):
+        tessera.from_dlpack(result, device="cuda")

@@ -178,3 +178,16 @@ def test_random_keys_with_one_array_match_numpy(case):
             return
     expected = values[key]
     np.testing.assert_array_equal(x[key].compute(), expected)
+
+
+def test_repeat_with_a_count_per_element_matches_numpy(spec):
+    values = np.arange(12).reshape(3, 4)
+    x = tessera.asarray(values, chunks=(2, 3), spec=spec)
+    counts = np.array([2, 0, 1, 3])
+    np.testing.assert_array_equal(xp.repeat(x, counts, axis=1).compute(),
+                                  np.repeat(values, counts, axis=1))
+    np.testing.assert_array_equal(xp.repeat(x, 2, axis=0).compute(), np.repeat(values, 2, axis=0))
+    np.testing.assert_array_equal(xp.repeat(x, np.arange(12) % 3).compute(),
+                                  np.repeat(values, np.arange(12) % 3))
+    with pytest.raises(ValueError, match="one count per element"):
+        xp.repeat(x, np.array([1, 2]), axis=0)

@@ -108,3 +108,16 @@ def test_history_returns_what_each_op_projected_and_measured(tmp_path):
         assert 0 < row["measured_mem_max"] <= row["projected_mem"], row
     with pytest.raises(OSError, match="no history"):
         tessera.history(db=tmp_path / "missing.sqlite")
+
+
+def test_a_notebook_run_shows_a_tqdm_bar_counting_every_task(spec, monkeypatch, capsys):
+    pytest.importorskip("tqdm")
+    monkeypatch.setenv("TESSERA_PROGRESS", "tqdm")  # as in a notebook
+    x = tessera.ones((40, 40), chunks=(10, 10), spec=spec) + 1
+    total = tessera.plan(x).num_tasks
+    x.compute()
+    bar = capsys.readouterr().err
+    assert f"{total}/{total}" in bar and "tessera" in bar
+    monkeypatch.setenv("TESSERA_PROGRESS", "0")
+    x.compute()
+    assert capsys.readouterr().err == ""

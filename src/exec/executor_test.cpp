@@ -169,6 +169,25 @@ TEST_P(ExecutorTest, MeasuresEachTasksBufferPeakPlusReservedMem) {
   EXPECT_GT(report.peak_rss_bytes, 0);
 }
 
+TEST_P(ExecutorTest, OnStartGetsEveryOpsTasksBeforeTheFirstRuns) {
+  auto first = std::make_shared<FakeOp>("first", 3);
+  auto second = std::make_shared<FakeOp>("second", 2);
+  second->mutable_info().inputs = {0};
+  std::vector<std::int64_t> started;
+  int tasks_seen_at_start = -1;
+  int tasks = 0;
+  ExecuteOptions options = Quiet();
+  options.on_start = [&](std::int64_t total) {
+    started.push_back(total);
+    tasks_seen_at_start = tasks;
+  };
+  options.on_task = [&](const TaskRecord&) { ++tasks; };
+  Execute({first, second}, MakeSpec(GetParam()), options);
+  EXPECT_EQ(started, (std::vector<std::int64_t>{5}));
+  EXPECT_EQ(tasks_seen_at_start, 0);
+  EXPECT_EQ(tasks, 5);
+}
+
 TEST_P(ExecutorTest, ATaskThatFailsOnceIsRetried) {
   auto op = std::make_shared<FakeOp>("flaky", 4);
   op->set_buffers({2048});

@@ -228,6 +228,7 @@ PlanRun::PlanRun(const std::vector<std::shared_ptr<ExecutableOp>>& ops, const Sp
   std::int64_t all_tasks = 0;
   for (const auto& op : ops) all_tasks += std::max<std::int64_t>(op->info().num_tasks, 0);
   state.report.tasks.reserve(static_cast<std::size_t>(all_tasks));
+  if (options.on_start) options.on_start(all_tasks);
 }
 
 PlanRun::~PlanRun() = default;

@@ -107,6 +107,9 @@ struct ExecuteOptions {
   // by the executor). If it throws, the run stops as for a failed task and the exception
   // propagates unchanged.
   std::function<void(const TaskRecord&)> on_task;
+  // Called once before the first task with the number of tasks the run has (every op's,
+  // for a progress display of the caller's own). If it throws, nothing runs.
+  std::function<void(std::int64_t total_tasks)> on_start;
   // Record the run in the spec's history database (Spec::history), op by op.
   bool record_history = true;
   std::string label;  // what the run is, for history: "compute", "to_zarr", ...
