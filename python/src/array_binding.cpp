@@ -80,12 +80,21 @@ void BindArray(nb::module_& m) {
                           "A lazy N-dimensional array computed chunk by chunk: building it "
                           "runs nothing; compute(), to_zarr() and plan() plan it (and prove "
                           "its memory) first.");
-  array.def_prop_ro("shape", [](const Array& x) { return ToTuple(x.shape()); })
+  array
+      .def_prop_ro(
+          "shape", [](const Array& x) { return ToTuple(x.shape()); },
+          nb::for_getter(nb::sig("def shape(self) -> tuple[int, ...]")), "The extent of each axis.")
       .def_prop_ro(
           "chunksize", [](const Array& x) { return ToTuple(x.chunks()); },
+          nb::for_getter(nb::sig("def chunksize(self) -> tuple[int, ...]")),
           "The shape of one chunk.")
-      .def_prop_ro("chunks", &DaskChunks, "Per dimension, the chunk sizes along it (dask's form).")
-      .def_prop_ro("dtype", [](const Array& x) { return NumpyDType(x.dtype()); })
+      .def_prop_ro("chunks", &DaskChunks,
+                   nb::for_getter(nb::sig("def chunks(self) -> tuple[tuple[int, ...], ...]")),
+                   "Per dimension, the chunk sizes along it (dask's form).")
+      .def_prop_ro(
+          "dtype", [](const Array& x) { return NumpyDType(x.dtype()); },
+          nb::for_getter(nb::sig("def dtype(self) -> numpy.dtype[typing.Any]")),
+          "The element type, a numpy dtype.")
       .def_prop_ro("ndim", &Array::ndim)
       .def_prop_ro("size", &Array::size)
       .def_prop_ro("nbytes", &Array::nbytes)
@@ -128,25 +137,31 @@ void BindArray(nb::module_& m) {
             CheckPlanKeywords(keywords, "compute");
             return Compute(x);
           },
-          nb::arg("keywords"), "Plans, runs and returns the values as a numpy array.")
+          nb::arg("keywords"),
+          nb::sig("def compute(self, **keywords: object) -> numpy.typing.NDArray[typing.Any]"),
+          "Plans, runs and returns the values as a numpy array.")
       .def(
           "__array__",
           [](const Array& x, nb::handle dtype, nb::handle) {
             nb::object values = Compute(x);
             return dtype.is_none() ? values : values.attr("astype")(dtype);
           },
-          nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
+          nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none(),
+          nb::sig("def __array__(self, dtype: object | None = None, copy: bool | None = None) "
+                  "-> numpy.typing.NDArray[typing.Any]"),
+          "The computed values (numpy's protocol): np.asarray(x) plans and runs x.")
       .def(
           "__dlpack__",
           [](const Array& x, const nb::kwargs& keywords) {
             // The computed values' capsule: numpy's, over the engine's buffer (no copy).
             return Compute(x).attr("__dlpack__")(**keywords);
           },
-          nb::arg("keywords"),
+          nb::arg("keywords"), nb::sig("def __dlpack__(self, **keywords: object) -> object"),
           "DLPack export: computes x (one plan, the memory check first) and hands out its "
           "values without copying them.")
       .def(
           "__dlpack_device__", [](const Array&) { return nb::make_tuple(1, 0); },
+          nb::sig("def __dlpack_device__(self) -> tuple[int, int]"),
           "(1, 0): the values are in CPU memory (DLPack's kDLCPU).")
       .def(
           "rechunk",
@@ -173,6 +188,7 @@ void BindArray(nb::module_& m) {
       .def("to_zarr", &ToZarr, nb::arg("store"), nb::kw_only(), nb::arg("overwrite") = true,
            nb::arg("resume") = false)
       .def("__getitem__", &GetItem, nb::arg("key"),
+           nb::sig("def __getitem__(self, key: object) -> Array"),
            "x[key]: integers, slices (with steps), ..., None and integer arrays (numpy's "
            "rules); lazy, and a task reads only the chunks its elements are in.")
       .def(

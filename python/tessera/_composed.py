@@ -6,30 +6,38 @@ own, so they fuse with what reads them and are planned like any other array.
     xp.tril(x, k=-1); xp.unstack(x, axis=1)
 """
 
+from typing import Any, Callable, Optional
+
 import numpy as np
 
 from . import _tessera
+from ._tessera import Array, Spec
+
+DTypeLike = Any  # a numpy dtype, its name or a numpy scalar type
+Chunks = Any     # an int, a tuple of ints, or None (the engine's choice)
 
 
-def _spec_of(spec):
+def _spec_of(spec: Optional[Spec]) -> Spec:
     return spec if spec is not None else _tessera.Spec()
 
 
-def _float_dtype(dtype):
+def _float_dtype(dtype: DTypeLike) -> np.dtype[Any]:
     return np.dtype("float64") if dtype is None else np.dtype(dtype)
 
 
-def empty(shape, *, dtype=None, device=None, chunks=None, spec=None):
+def empty(shape: Any, *, dtype: DTypeLike = None, device: Any = None, chunks: Chunks = None,
+          spec: Optional[Spec] = None) -> Array:
     """An array of `shape` whose values are unspecified (Tessera gives zeros, never stored)."""
     return _tessera.zeros(shape, dtype=_float_dtype(dtype), chunks=chunks, spec=spec)
 
 
-def empty_like(x, /, *, dtype=None, device=None):
+def empty_like(x: Array, /, *, dtype: DTypeLike = None, device: Any = None) -> Array:
     """An array like x (shape, chunks, spec; dtype unless given) of unspecified values (zeros)."""
     return _tessera.zeros_like(x, dtype=dtype)
 
 
-def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None, chunks=None, spec=None):
+def eye(n_rows: int, n_cols: Optional[int] = None, /, *, k: int = 0, dtype: DTypeLike = None,
+        device: Any = None, chunks: Chunks = None, spec: Optional[Spec] = None) -> Array:
     """Ones on the k-th diagonal (k > 0 above, k < 0 below), zeros elsewhere: a lazy
     comparison of two aranges, so no block of it is stored."""
     n_cols = n_rows if n_cols is None else n_cols
@@ -42,8 +50,9 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None, chunks=None, sp
     return _tessera.astype((rows + k) == cols, _float_dtype(dtype))
 
 
-def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True, chunks=None,
-             spec=None):
+def linspace(start: float, stop: float, /, num: int, *, dtype: DTypeLike = None,
+             device: Any = None, endpoint: bool = True, chunks: Chunks = None,
+             spec: Optional[Spec] = None) -> Array:
     """num evenly spaced values from start to stop (included when endpoint); lazy."""
     if num < 0:
         raise ValueError(f"linspace: num must be 0 or more, got {num}")
@@ -60,7 +69,7 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True, chu
     return _tessera.astype(values, dtype)
 
 
-def _triangle_mask(x, k, lower):
+def _triangle_mask(x: Array, k: int, lower: bool) -> Array:
     rows, cols = x.shape[-2], x.shape[-1]
     row_chunk, col_chunk = x.chunksize[-2], x.chunksize[-1]
     i = _tessera.reshape(_tessera.arange(rows, chunks=row_chunk, spec=x.spec), (rows, 1))
@@ -68,21 +77,21 @@ def _triangle_mask(x, k, lower):
     return (j <= i + k) if lower else (j >= i + k)
 
 
-def tril(x, /, *, k=0):
+def tril(x: Array, /, *, k: int = 0) -> Array:
     """x with the elements above the k-th diagonal of its last two axes zeroed."""
     if x.ndim < 2:
         raise ValueError(f"tril: x needs two or more dimensions, it has {x.ndim}")
     return _tessera.where(_triangle_mask(x, k, lower=True), x, 0)
 
 
-def triu(x, /, *, k=0):
+def triu(x: Array, /, *, k: int = 0) -> Array:
     """x with the elements below the k-th diagonal of its last two axes zeroed."""
     if x.ndim < 2:
         raise ValueError(f"triu: x needs two or more dimensions, it has {x.ndim}")
     return _tessera.where(_triangle_mask(x, k, lower=False), x, 0)
 
 
-def unstack(x, /, *, axis=0):
+def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
     """The arrays x[..., i, ...] along `axis`, as a tuple (lazy views of x)."""
     if x.ndim == 0:
         raise ValueError("unstack: x is 0-dimensional; give an array of one or more dimensions")
@@ -93,12 +102,12 @@ def unstack(x, /, *, axis=0):
     return tuple(x[prefix + (i,)] for i in range(x.shape[axis]))
 
 
-def reciprocal(x, /):
+def reciprocal(x: Array, /) -> Array:
     """1 / x elementwise; integers and bool give float64, as true division does."""
     return _tessera.divide(1.0, x)
 
 
-def signbit(x, /):
+def signbit(x: Array, /) -> Array:
     """Whether the sign bit of each element is set: true for -0.0 and negative NaNs as for
     negative numbers (floats); x < 0 for integers; false for bool."""
     dtype = np.dtype(x.dtype)
@@ -109,7 +118,7 @@ def signbit(x, /):
     return _tessera.zeros_like(x, dtype="bool")
 
 
-def nextafter(x1, x2, /):
+def nextafter(x1: Array, x2: Array, /) -> Array:
     """The next float after x1 towards x2, elementwise (floats; numpy's nextafter per
     block, run on the engine's worker threads)."""
     x1, x2 = _tessera.broadcast_arrays([x1, x2])
@@ -122,8 +131,8 @@ def nextafter(x1, x2, /):
     return _tessera.map_blocks(np.nextafter, x1, x2, dtype=dtype)
 
 
-def _real_only(name):
-    def real_part(x, /):
+def _real_only(name: str) -> Callable[[Array], Array]:
+    def real_part(x: Array, /) -> Array:
         if np.dtype(x.dtype).kind == "c":
             raise NotImplementedError(f"{name}: complex dtypes come with a later release")
         if name == "imag":
@@ -144,7 +153,8 @@ imag = _real_only("imag")
 conj = _real_only("conj")
 
 
-def from_dlpack(x, /, *, device=None, copy=None, chunks=None, spec=None):
+def from_dlpack(x: Any, /, *, device: Any = None, copy: Optional[bool] = None,
+                chunks: Chunks = None, spec: Optional[Spec] = None) -> Array:
     """A Tessera array of the values of any DLPack exporter (numpy, torch, jax, a computed
     Tessera result), chunked as `chunks` under `spec`."""
     if device not in (None, "cpu") and device != (1, 0):

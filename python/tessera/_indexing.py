@@ -11,12 +11,22 @@ which chunks are read).
 import math
 import operator
 
+from typing import Any, Callable
+
 import numpy as np
+import numpy.typing as npt
 
 from . import _tessera
+from ._tessera import Array
+
+IntArray = npt.NDArray[np.integer[Any]]
+
+# The engine's take (x, a 1-d C-contiguous int64 array of indices in range, axis);
+# private to the module, so its stub leaves it out.
+_take: Callable[[Array, npt.NDArray[np.int64], int], Array] = getattr(_tessera, "_take")
 
 
-def _concrete_indices(item):
+def _concrete_indices(item: Any) -> IntArray:
     """An index item as an integer numpy array; IndexError for anything else."""
     if isinstance(item, _tessera.Array):
         item = item.compute()
@@ -34,7 +44,7 @@ def _concrete_indices(item):
     return values
 
 
-def _normalized(values, extent, what):
+def _normalized(values: IntArray, extent: int, what: str) -> npt.NDArray[np.int64]:
     """values in [0, extent) as int64 (negatives count from the end); IndexError else."""
     values = values.astype(np.int64, copy=False)
     if values.size and (values.min() < -extent or values.max() >= extent):
@@ -44,7 +54,7 @@ def _normalized(values, extent, what):
     return np.where(values < 0, values + extent, values)
 
 
-def take(x, indices, /, *, axis=None):
+def take(x: Array, indices: Any, /, *, axis: int | None = None) -> Array:
     """The elements of x at `indices` (a 1-d integer array) along `axis` (needed unless x is
     1-d); lazy: a task reads only the chunks its indices are in."""
     if axis is None:
@@ -60,10 +70,10 @@ def take(x, indices, /, *, axis=None):
     if values.ndim != 1:
         raise ValueError(f"take: indices must be 1-d, got an array of shape {values.shape}")
     flat = np.ascontiguousarray(_normalized(values, x.shape[axis], "take"))
-    return _tessera._take(x, flat, axis)
+    return _take(x, flat, axis)
 
 
-def take_along_axis(x, indices, /, *, axis=-1):
+def take_along_axis(x: Array, indices: Any, /, *, axis: int = -1) -> Array:
     """out[..., j, ...] = x[..., indices[..., j, ...], ...] along `axis`: indices has x's
     number of dimensions and broadcasts with x on the other axes (numpy's
     take_along_axis)."""
@@ -92,29 +102,29 @@ def take_along_axis(x, indices, /, *, axis=-1):
     return _advanced(x, tuple(key), list(range(x.ndim)), adjacent=True)
 
 
-def _expanded(key, ndim):
+def _expanded(key: Any, ndim: int) -> tuple[Any, ...]:
     """The key as a tuple with its ellipsis spelled out as slices."""
-    key = key if isinstance(key, tuple) else (key,)
-    ellipses = [at for at, item in enumerate(key) if item is Ellipsis]
+    items: tuple[Any, ...] = key if isinstance(key, tuple) else (key,)
+    ellipses = [at for at, item in enumerate(items) if item is Ellipsis]
     if len(ellipses) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    consumed = sum(1 for item in key if item is not None and item is not Ellipsis)
+    consumed = sum(1 for item in items if item is not None and item is not Ellipsis)
     if consumed > ndim:
         raise IndexError(f"too many indices for an array of {ndim} dimensions: {consumed} "
                          "were indexed")
     fill = (slice(None),) * (ndim - consumed)
     if ellipses:
         at = ellipses[0]
-        return key[:at] + fill + key[at + 1:]
-    return key + fill
+        return items[:at] + fill + items[at + 1:]
+    return items + fill
 
 
-def _is_basic(item):
+def _is_basic(item: Any) -> bool:
     return (item is None or isinstance(item, slice)
             or (isinstance(item, int) and not isinstance(item, bool)))
 
 
-def getitem(x, key):
+def getitem(x: Array, key: Any) -> Array:
     """x[key] with integer arrays among the items (Array.__getitem__ hands them here)."""
     key = _expanded(key, x.ndim)
     advanced = [at for at, item in enumerate(key) if not _is_basic(item)]
@@ -129,9 +139,9 @@ def getitem(x, key):
         advanced_items = set(positions)
     # Basic indexing first, every advanced item kept as a whole axis; then the advanced
     # items index the axes they stand on.
-    basic = []
-    axes = []  # the axis of the basic result each advanced item indexes
-    arrays = []
+    basic: list[Any] = []
+    axes: list[int] = []  # the axis of the basic result each advanced item indexes
+    arrays: list[IntArray] = []
     axis = 0
     for at, item in enumerate(key):
         if at in advanced_items:
@@ -149,7 +159,8 @@ def getitem(x, key):
     return _advanced(y, tuple(arrays), axes, adjacent)
 
 
-def _advanced(y, arrays, axes, adjacent):
+def _advanced(y: Array, arrays: tuple[IntArray, ...], axes: list[int],
+              adjacent: bool) -> Array:
     """y indexed by integer arrays `arrays` on its axes `axes` (every other axis whole)."""
     try:
         broadcast = np.broadcast_arrays(*arrays)
@@ -164,7 +175,7 @@ def _advanced(y, arrays, axes, adjacent):
     if len(axes) == 1:
         (axis,) = axes
         flat = np.ascontiguousarray(normalized[0].reshape(-1))
-        taken = _tessera._take(y, flat, axis)
+        taken = _take(y, flat, axis)
         shape = y.shape[:axis] + shape_b + y.shape[axis + 1:]
         if len(shape_b) == 1:
             return taken
@@ -177,7 +188,7 @@ def _advanced(y, arrays, axes, adjacent):
     flat = np.ascontiguousarray(
         np.ravel_multi_index(tuple(n.reshape(-1) for n in normalized), extents)
         if math.prod(extents) else np.zeros(0, np.int64), dtype=np.int64)
-    taken = _tessera._take(merged, flat, 0)
+    taken = _take(merged, flat, 0)
     result = _tessera.reshape(taken, shape_b + rest_shape)
     if not adjacent or axes[0] == 0:
         return result
@@ -187,7 +198,7 @@ def _advanced(y, arrays, axes, adjacent):
     return _tessera.permute_dims(result, order)
 
 
-def repeat(x, repeats, /, *, axis=None):
+def repeat(x: Array, repeats: Any, /, *, axis: int | None = None) -> Array:
     """Each element of x repeated `repeats` times along `axis` (x flattened when None):
     an int for all, or a 1-d integer array with one count per element (a take)."""
     if isinstance(repeats, int) and not isinstance(repeats, bool):
@@ -208,4 +219,4 @@ def repeat(x, repeats, /, *, axis=None):
     if (counts < 0).any():
         raise ValueError("repeat: counts must be 0 or more")
     positions = np.repeat(np.arange(extent, dtype=np.int64), counts)
-    return _tessera._take(x, np.ascontiguousarray(positions), axis)
+    return _take(x, np.ascontiguousarray(positions), axis)

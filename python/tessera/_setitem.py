@@ -16,7 +16,7 @@ import numpy as np
 import tessera
 
 from . import _tessera
-from ._indexing import _concrete_indices, _normalized
+from ._indexing import _concrete_indices, _normalized, _take
 
 
 def _items(key, ndim):
@@ -99,7 +99,7 @@ def _placed(value, selections, x):
         if selection.length is None:
             value = tessera.expand_dims(value, axis=axis)
         if selection.table is not None:
-            value = _tessera._take(value, np.ascontiguousarray(selection.table, np.int64), axis)
+            value = _take(value, np.ascontiguousarray(selection.table, np.int64), axis)
     return value
 
 

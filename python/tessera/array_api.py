@@ -32,6 +32,8 @@ _DTYPES = {
     "float32": float32, "float64": float64,
 }
 
+random = _tessera.random  # random.random(shape, chunks=, spec=), as tessera.random
+
 # Every function of the engine, under its standard name.
 for _name in dir(_tessera):
     if not _name.startswith("_") and callable(getattr(_tessera, _name)):
@@ -176,7 +178,7 @@ def __array_namespace_info__():
 
 # Made of other lazy functions (tessera/_composed.py) and of take (tessera/_indexing.py).
 from ._composed import (  # noqa: E402,F401
-    conj, empty, empty_like, eye, from_dlpack, imag, linspace, nextafter, real, reciprocal, signbit, tril,
-    triu, unstack,
+    conj, empty, empty_like, eye, from_dlpack, imag, linspace, nextafter, real, reciprocal,
+    signbit, tril, triu, unstack,
 )
 from ._indexing import repeat, take, take_along_axis  # noqa: E402,F401
