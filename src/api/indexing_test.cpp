@@ -48,6 +48,23 @@ class CountingStore : public Store {
   MemoryStore store_;
 };
 
+// 0, 1, 2, ... (int32, C order) stored uncompressed in `store` with `chunks`, read back
+// lazily.
+Array StoredIota(const std::shared_ptr<CountingStore>& store, const Shape& shape,
+                 const Shape& chunks) {
+  ZarrMetadata metadata;
+  metadata.shape = shape;
+  metadata.chunks = chunks;
+  metadata.dtype = int32;
+  metadata.compressor = std::nullopt;
+  const ZarrArray array = ZarrArray::Create(store, "", metadata);
+  NDArray values(shape, int32);
+  auto data = values.mutable_data<std::int32_t>();
+  std::iota(data.begin(), data.end(), 0);
+  array.Write(values, 1);
+  return from_zarr(store, "", testing::SmallSpec());
+}
+
 TEST(IndexingTest, IntegersSlicesEllipsisNewAxis) {
   const Array x = Iota({3, 4}, {2, 3});  // x[i, j] = 4 i + j
   EXPECT_EQ(Computed(x[1]), (std::vector<std::int32_t>{4, 5, 6, 7}));
@@ -93,17 +110,7 @@ TEST(IndexingTest, ChainedIndexingIsOneGather) {
 
 TEST(IndexingTest, ReadsOnlyTheChunksItNeeds) {
   auto store = std::make_shared<CountingStore>();
-  ZarrMetadata metadata;
-  metadata.shape = {100};
-  metadata.chunks = {1};
-  metadata.dtype = int32;
-  metadata.compressor = std::nullopt;
-  const ZarrArray array = ZarrArray::Create(store, "", metadata);
-  NDArray values({100}, int32);
-  auto data = values.mutable_data<std::int32_t>();
-  std::iota(data.begin(), data.end(), 0);
-  array.Write(values, 1);
-  const Array x = from_zarr(store, "", testing::SmallSpec());
+  const Array x = StoredIota(store, {100}, {1});
   const Array every_tenth = x[Slice::Every(10)];
   EXPECT_EQ(every_tenth.plan().ops().front().chunk_reads, 10);
   store->chunk_gets = 0;
@@ -122,17 +129,7 @@ TEST(IndexingTest, ReadsOnlyTheChunksItNeeds) {
 
 TEST(IndexingTest, ReadsOnlyTheChunksUnderA2dSlice) {
   auto store = std::make_shared<CountingStore>();
-  ZarrMetadata metadata;
-  metadata.shape = {10, 10};
-  metadata.chunks = {1, 1};
-  metadata.dtype = int32;
-  metadata.compressor = std::nullopt;
-  const ZarrArray array = ZarrArray::Create(store, "", metadata);
-  NDArray values({10, 10}, int32);
-  auto data = values.mutable_data<std::int32_t>();
-  std::iota(data.begin(), data.end(), 0);
-  array.Write(values, 1);
-  const Array x = from_zarr(store, "", testing::SmallSpec());
+  const Array x = StoredIota(store, {10, 10}, {1, 1});
   // x[7:4:-1, 2:4]: rows 7, 6, 5 and columns 2, 3: 6 of the 100 chunks.
   store->chunk_gets = 0;
   EXPECT_EQ((Computed(x[{Slice(7, 4, -1), Slice(2, 4)}])),
@@ -172,17 +169,7 @@ TEST(IndexingTest, TakeComposesWithOtherGathers) {
 
 TEST(IndexingTest, TakeReadsOnlyTheChunksOfItsIndices) {
   auto store = std::make_shared<CountingStore>();
-  ZarrMetadata metadata;
-  metadata.shape = {100};
-  metadata.chunks = {10};
-  metadata.dtype = int32;
-  metadata.compressor = std::nullopt;
-  const ZarrArray array = ZarrArray::Create(store, "", metadata);
-  NDArray values({100}, int32);
-  auto data = values.mutable_data<std::int32_t>();
-  std::iota(data.begin(), data.end(), 0);
-  array.Write(values, 1);
-  const Array x = from_zarr(store, "", testing::SmallSpec());
+  const Array x = StoredIota(store, {100}, {10});
   const std::vector<Index> at{95, 3, 97, 5};  // chunks 9 and 0 only
   const Array picked = take(x, at, 0);
   store->chunk_gets = 0;
