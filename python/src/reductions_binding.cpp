@@ -1,6 +1,7 @@
 // Reductions of the array API (axis=None|int|tuple, keepdims=, dtype=, correction=) and
 // linear algebra (matmul, tensordot, vecdot, outer).
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/vector.h>
 
 #include <optional>
@@ -91,7 +92,12 @@ void BindReductions(nb::module_& m) {
       nb::arg("x2"));
   m.def(
       "tensordot",
-      [](const Array& x1, const Array& x2, int axes) { return tensordot(x1, x2, axes); },
+      [](const Array& x1, const Array& x2, nb::handle axes) {
+        if (nb::isinstance<nb::int_>(axes)) return tensordot(x1, x2, nb::cast<int>(axes));
+        // (axes of x1, axes of x2), paired in order.
+        const auto pair = nb::cast<std::pair<std::vector<int>, std::vector<int>>>(axes);
+        return tensordot(x1, x2, pair.first, pair.second);
+      },
       nb::arg("x1"), nb::arg("x2"), nb::kw_only(), nb::arg("axes") = 2);
   m.def(
       "vecdot", [](const Array& x1, const Array& x2, int axis) { return vecdot(x1, x2, axis); },

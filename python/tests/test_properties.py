@@ -167,3 +167,57 @@ def test_binary_special_values_match_array_api_strict(name):
     with np.errstate(all="ignore"):
         expected = np.asarray(getattr(strict, name)(strict.asarray(a), strict.asarray(b)))
     assert_special_values_equal(getattr(tessera, name)(x, y).compute(), expected)
+
+
+# Every manipulation, cumulative, indexing and linear-algebra function: (name, how to
+# call it on tessera, the same on numpy) for an array of at least one dimension; `axis`
+# is drawn in range, `other` is a second axis (or the same one).
+def _cases(shape, axis, other):
+    n = len(shape)
+    perm = tuple(reversed(range(n)))
+    picks = [0, shape[axis] - 1, shape[axis] // 2, 0]
+    return [
+        ("permute_dims", lambda m, x: m.permute_dims(x, perm), lambda v: np.transpose(v, perm)),
+        ("reshape", lambda m, x: m.reshape(x, (-1,)), lambda v: v.reshape(-1)),
+        ("flip", lambda m, x: m.flip(x, axis=axis), lambda v: np.flip(v, axis=axis)),
+        ("roll", lambda m, x: m.roll(x, 2, axis=axis), lambda v: np.roll(v, 2, axis=axis)),
+        ("repeat", lambda m, x: m.repeat(x, 2, axis=axis), lambda v: np.repeat(v, 2, axis=axis)),
+        ("tile", lambda m, x: m.tile(x, (2,) * n), lambda v: np.tile(v, (2,) * n)),
+        ("expand_dims", lambda m, x: m.expand_dims(x, axis=axis),
+         lambda v: np.expand_dims(v, axis)),
+        ("concat", lambda m, x: m.concat([x, x], axis=axis),
+         lambda v: np.concatenate([v, v], axis=axis)),
+        ("stack", lambda m, x: m.stack([x, x], axis=other), lambda v: np.stack([v, v], axis=other)),
+        ("moveaxis", lambda m, x: xp.moveaxis(x, axis, other) if m is tessera else
+         np.moveaxis(x, axis, other), None),
+        ("take", lambda m, x: xp.take(x, np.array(picks), axis=axis),
+         lambda v: np.take(v, picks, axis=axis)),
+        ("cumulative_sum", lambda m, x: m.cumulative_sum(x, axis=axis),
+         lambda v: np.cumsum(v, axis=axis, dtype=np.result_type(v.dtype, np.int64)
+                             if v.dtype.kind in "biu" else v.dtype)),
+        ("diff", lambda m, x: xp.diff(x, axis=axis), lambda v: np.diff(v, axis=axis)),
+        ("tensordot", lambda m, x: m.tensordot(x, x, axes=([axis], [axis])),
+         lambda v: np.tensordot(v, v, axes=([axis], [axis]))),
+    ]
+
+
+@seed(SEED)
+@SETTINGS
+@given(layout=shapes_and_chunks(), dtype=st.sampled_from(["int32", "float64"]),
+       data=st.data())
+def test_manipulation_indexing_and_linalg_functions_match_numpy(layout, dtype, data):
+    shape, chunks = layout
+    if not shape:
+        shape, chunks = (3,), (2,)
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    other = data.draw(st.integers(0, len(shape) - 1))
+    values = values_of(np.random.default_rng(data.draw(st.integers(0, 2**32 - 1))), shape, dtype)
+    x = tessera.asarray(values, chunks=chunks, spec=SPEC)
+    for name, ours, theirs in _cases(shape, axis, other):
+        got = ours(tessera, x).compute()
+        expected = ours(np, values) if theirs is None else theirs(values)
+        assert got.shape == expected.shape, name
+        if dtype == "float64" and name in ("tensordot", "cumulative_sum"):
+            np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-9, err_msg=name)
+        else:
+            np.testing.assert_array_equal(got, expected, err_msg=name)
