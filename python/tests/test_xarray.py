@@ -71,3 +71,26 @@ def test_other_numpy_functions_are_refused_not_computed_silently(tmp_path):
     assert isinstance(np.nanmean(x, axis=0), tessera.Array)
     with pytest.raises(TypeError):
         np.cumsum(x)
+
+
+def test_monthly_climatology_by_groupby_and_its_anomaly(tmp_path, rng):
+    # xarray's groupby without flox: each month's elements picked by integer-array
+    # indexing (a take per group), reduced, and the anomaly broadcast back by month.
+    time = np.array(["2000-01-01"], dtype="datetime64[M]") + np.arange(48)
+    values = rng.normal(285, 8, size=(48, 4, 5))
+    reference = xr.Dataset({"t2m": (("time", "lat", "lon"), values)}, coords={"time": time})
+    path = tmp_path / "monthly.zarr"
+    reference.to_zarr(path, zarr_format=2, consolidated=False,
+                      encoding={"t2m": {"chunks": (12, 2, 5)}})
+    spec = tessera.Spec(work_dir=tmp_path, allowed_mem="20MB")
+    ds = xr.open_zarr(path, chunked_array_type="tessera", from_array_kwargs={"spec": spec},
+                      consolidated=False)
+    climatology = ds.t2m.groupby("time.month").mean()
+    anomaly = ds.t2m.groupby("time.month") - climatology
+    assert isinstance(climatology.data, tessera.Array) and isinstance(anomaly.data, tessera.Array)
+    monthly = values.reshape(4, 12, 4, 5).mean(axis=0)  # numpy's answer: month by month
+    np.testing.assert_allclose(climatology.values, monthly)
+    out = tmp_path / "anomaly.zarr"
+    anomaly.to_dataset(name="anomaly").to_zarr(out, consolidated=False, zarr_format=2)
+    written = zarr.open_group(str(out), mode="r")["anomaly"][...]
+    np.testing.assert_allclose(written, values - np.tile(monthly, (4, 1, 1)))
