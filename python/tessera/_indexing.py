@@ -35,7 +35,7 @@ def _concrete_indices(item: Any) -> IntArray:
         raise NotImplementedError(
             "boolean-mask indexing is not implemented yet: it makes data-dependent shapes, "
             "which come with a later release of Tessera (use where(mask, x, fill) meanwhile)")
-    if values.size == 0 and values.dtype != np.int64 and values.dtype.kind not in "iu":
+    if values.size == 0 and values.dtype.kind not in "iu":
         values = values.astype(np.int64)  # [] indexes nothing
     if values.dtype.kind not in "iu":
         raise IndexError(

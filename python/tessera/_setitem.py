@@ -16,22 +16,18 @@ import numpy as np
 import tessera
 
 from . import _tessera
-from ._indexing import _concrete_indices, _normalized, _take
+from ._indexing import _concrete_indices, _expanded, _normalized, _take
 
 
 def _items(key, ndim):
-    key = key if isinstance(key, tuple) else (key,)
-    if any(item is None for item in key):
+    """The key as one item per axis of x (its ellipsis spelled out, the rest padded)."""
+    items = key if isinstance(key, tuple) else (key,)
+    if any(item is None for item in items):
         raise IndexError("x[...] = value: None (a new axis) cannot be assigned to")
-    if sum(item is Ellipsis for item in key) > 1:
-        raise IndexError("x[...] = value: an index can have only one ellipsis")
-    ellipses = [at for at, item in enumerate(key) if item is Ellipsis]
-    if ellipses:
-        at = ellipses[0]
-        key = key[:at] + (slice(None),) * (ndim - len(key) + 1) + key[at + 1:]
-    if len(key) > ndim:
-        raise IndexError(f"x[...] = value: too many indices ({len(key)}) for {ndim} dimensions")
-    return key + (slice(None),) * (ndim - len(key))
+    try:
+        return _expanded(items, ndim)
+    except IndexError as error:
+        raise IndexError(f"x[...] = value: {error}") from None
 
 
 class _AxisSelection:
@@ -44,7 +40,6 @@ class _AxisSelection:
         self.mask, self.table, self.length = None, None, extent
         if isinstance(item, slice):
             start, stop, step = item.indices(extent)
-            positions = np.arange(extent)
             self.length = len(range(start, stop, step))
             if (start, stop, step) == (0, extent, 1):
                 return
@@ -55,7 +50,8 @@ class _AxisSelection:
             else:
                 mask = (index <= start) & (index > stop)
                 self.mask = mask & ((start - index) % (-step) == 0)
-            self.table = np.clip((positions - start) // step, 0, max(self.length - 1, 0))
+            self.table = np.clip((np.arange(extent) - start) // step, 0,
+                                 max(self.length - 1, 0))
             return
         if isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
             position = operator.index(item)
