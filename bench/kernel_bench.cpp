@@ -26,7 +26,12 @@ std::vector<std::byte> Tile(DType dtype) {
     using T = typename decltype(tag)::type;
     auto* values = reinterpret_cast<T*>(bytes.data());
     for (std::int64_t i = 0; i < kTile; ++i) {
-      values[i] = static_cast<T>(0.5 + static_cast<double>(i % 1000) / 500.0);
+      const double value = 0.5 + static_cast<double>(i % 1000) / 500.0;
+      if constexpr (tessera::kIsComplex<T>) {
+        values[i] = T(static_cast<typename T::value_type>(value));
+      } else {
+        values[i] = static_cast<T>(value);
+      }
     }
   });
   return bytes;

@@ -40,6 +40,10 @@ void BindMapBlocks(nb::module_& m);
 DType DTypeFrom(nb::handle value);
 // The numpy dtype of `dtype`.
 nb::object NumpyDType(DType dtype);
+
+// x.astype(dtype) as the array API allows it: a complex array casts to complex dtypes and
+// to bool, never to a real dtype (TypeError saying to take real() or abs() first).
+Array AsTypeChecked(const Array& x, nb::handle dtype);
 // An int or a sequence of ints.
 Shape ShapeFrom(nb::handle value);
 // Chunks for an array of `shape`: an int (every dimension), a sequence of ints (-1 or

@@ -1,6 +1,7 @@
 // Conversions between Python values and Tessera's (bindings.hpp).
 #include <nanobind/ndarray.h>
 
+#include <complex>
 #include <cstring>
 #include <string>
 
@@ -30,6 +31,9 @@ nb::dlpack::dtype DlpackDType(DType dtype) {
     case DTypeKind::kFloat:
       result.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float);
       break;
+    case DTypeKind::kComplex:
+      result.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Complex);
+      break;
   }
   return result;
 }
@@ -55,6 +59,18 @@ DType DTypeFrom(nb::handle value) {
 }
 
 nb::object NumpyDType(DType dtype) { return Numpy().attr("dtype")(std::string(dtype.name())); }
+
+Array AsTypeChecked(const Array& x, nb::handle dtype) {
+  const DType to = DTypeFrom(dtype);
+  if (x.dtype().is_complex() && !to.is_complex() && to != bool_) {
+    throw nb::type_error(("astype: a " + std::string(x.dtype().name()) +
+                          " array does not cast to " + std::string(to.name()) +
+                          " (the imaginary parts would be lost); take real(x), imag(x) or abs(x) "
+                          "first")
+                             .c_str());
+  }
+  return x.astype(to);
+}
 
 Shape ShapeFrom(nb::handle value) {
   if (nb::isinstance<nb::int_>(value)) return Shape{IndexFrom(value, "shape")};
@@ -97,7 +113,11 @@ Scalar ScalarFrom(nb::handle value) {
   if (nb::isinstance<nb::bool_>(value)) return Scalar(nb::cast<bool>(value));
   if (nb::isinstance<nb::int_>(value)) return Scalar(nb::cast<std::int64_t>(value));
   if (nb::isinstance<nb::float_>(value)) return Scalar(nb::cast<double>(value));
-  throw InvalidArgument("expected an array or a Python bool, int or float, got " +
+  if (PyComplex_Check(value.ptr())) {
+    return Scalar(std::complex<double>(PyComplex_RealAsDouble(value.ptr()),
+                                       PyComplex_ImagAsDouble(value.ptr())));
+  }
+  throw InvalidArgument("expected an array or a Python bool, int, float or complex, got " +
                         nb::cast<std::string>(nb::repr(value)));
 }
 

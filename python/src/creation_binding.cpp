@@ -11,18 +11,20 @@
 namespace tessera::python {
 namespace {
 
-// numpy's dtype for a Python number: bool, int64 or float64.
+// numpy's dtype for a Python number: bool, int64 (uint64 above INT64_MAX), float64 or
+// complex128.
 DType DefaultDType(const Scalar& value) {
-  switch (value.value().index()) {
-    case 0:
+  switch (value.kind()) {
+    case ScalarKind::kBool:
       return bool_;
-    case 1:
-      return int64;
-    case 2:
-      return uint64;
-    default:
-      return float64;
+    case ScalarKind::kInt:
+      return std::holds_alternative<std::uint64_t>(value.value()) ? uint64 : int64;
+    case ScalarKind::kComplex:
+      return complex128;
+    case ScalarKind::kFloat:
+      break;
   }
+  return float64;
 }
 
 DType DTypeOr(nb::handle dtype, DType otherwise) {

@@ -44,8 +44,8 @@ void BindElementwise(nb::module_& m) {
       },
       nb::arg("condition"), nb::arg("x1"), nb::arg("x2"));
   m.def(
-      "astype", [](const Array& x, nb::handle dtype) { return x.astype(DTypeFrom(dtype)); },
-      nb::arg("x"), nb::arg("dtype"));
+      "astype", &AsTypeChecked, nb::arg("x"), nb::arg("dtype"),
+      "x cast to dtype (lazy); a complex array casts to complex dtypes and bool only.");
 }
 
 }  // namespace tessera::python

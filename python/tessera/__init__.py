@@ -60,8 +60,8 @@ from ._tessera import (  # noqa: F401  (the public names)
 random = _tessera.random
 from . import array_api  # noqa: E402,F401  (Array.__array_namespace__() returns it)
 from .array_api import (  # noqa: E402,F401
-    clip, conj, diff, empty, empty_like, eye, from_dlpack, imag, linspace, meshgrid, moveaxis,
-    nextafter, real, reciprocal, repeat, signbit, take, take_along_axis, tril, triu, unstack,
+    clip, diff, empty, empty_like, eye, from_dlpack, linspace, meshgrid, moveaxis, nextafter,
+    reciprocal, repeat, signbit, take, take_along_axis, tril, triu, unstack,
 )
 
 # The elementwise functions and reductions, one per row of the engine's tables.

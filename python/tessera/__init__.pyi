@@ -3,15 +3,12 @@
 # python/tests/test_typing.py checks these names against the package's and runs
 # mypy --strict on python/examples with them.
 from . import array_api as array_api
-from ._composed import conj as conj
 from ._composed import empty as empty
 from ._composed import empty_like as empty_like
 from ._composed import eye as eye
 from ._composed import from_dlpack as from_dlpack
-from ._composed import imag as imag
 from ._composed import linspace as linspace
 from ._composed import nextafter as nextafter
-from ._composed import real as real
 from ._composed import reciprocal as reciprocal
 from ._composed import signbit as signbit
 from ._composed import tril as tril

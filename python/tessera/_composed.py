@@ -6,7 +6,7 @@ own, so they fuse with what reads them and are planned like any other array.
     xp.tril(x, k=-1); xp.unstack(x, axis=1)
 """
 
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -50,22 +50,26 @@ def eye(n_rows: int, n_cols: Optional[int] = None, /, *, k: int = 0, dtype: DTyp
     return _tessera.astype((rows + k) == cols, _float_dtype(dtype))
 
 
-def linspace(start: float, stop: float, /, num: int, *, dtype: DTypeLike = None,
+def linspace(start: complex, stop: complex, /, num: int, *, dtype: DTypeLike = None,
              device: Any = None, endpoint: bool = True, chunks: Chunks = None,
              spec: Optional[Spec] = None) -> Array:
-    """num evenly spaced values from start to stop (included when endpoint); lazy."""
+    """num evenly spaced values from start to stop (included when endpoint); lazy. Complex
+    start or stop give complex128 (or the complex dtype asked for)."""
     if num < 0:
         raise ValueError(f"linspace: num must be 0 or more, got {num}")
-    if isinstance(start, complex) or isinstance(stop, complex):
-        raise NotImplementedError("linspace: complex dtypes come with a later release of Tessera")
+    is_complex = isinstance(start, complex) or isinstance(stop, complex)
+    if dtype is None and is_complex:
+        dtype = "complex128"
     dtype = _float_dtype(dtype)
+    if is_complex and dtype.kind != "c":
+        raise TypeError(f"linspace: complex start or stop need a complex dtype, not {dtype}")
     divisions = (num - 1 if endpoint else num) or 1
     step = (stop - start) / divisions
     index = _tessera.arange(num, dtype="float64", chunks=chunks, spec=_spec_of(spec))
     values = index * step + start
     if endpoint and num > 1:
         # The last value is stop exactly, as numpy's.
-        values = _tessera.where(index == num - 1, float(stop), values)
+        values = _tessera.where(index == num - 1, stop if is_complex else float(stop), values)
     return _tessera.astype(values, dtype)
 
 
@@ -115,6 +119,8 @@ def signbit(x: Array, /) -> Array:
         return _tessera.copysign(1.0, x) < 0
     if dtype.kind == "i":
         return x < 0
+    if dtype.kind == "c":
+        raise TypeError(f"signbit: takes real arrays, got {x.dtype}; take real(x) first")
     return _tessera.zeros_like(x, dtype="bool")
 
 
@@ -129,28 +135,6 @@ def nextafter(x1: Array, x2: Array, /) -> Array:
     if x2.chunksize != x1.chunksize:
         x2 = _tessera.rechunk(x2, x1.chunksize)
     return _tessera.map_blocks(np.nextafter, x1, x2, dtype=dtype)
-
-
-def _real_only(name: str) -> Callable[[Array], Array]:
-    def real_part(x: Array, /) -> Array:
-        if np.dtype(x.dtype).kind == "c":
-            raise NotImplementedError(f"{name}: complex dtypes come with a later release")
-        if name == "imag":
-            return _tessera.zeros_like(x)
-        return x
-
-    real_part.__name__ = name
-    real_part.__doc__ = {
-        "real": "The real part of x: x itself for real dtypes.",
-        "imag": "The imaginary part of x: zeros of x's dtype for real dtypes.",
-        "conj": "The complex conjugate of x: x itself for real dtypes.",
-    }[name]
-    return real_part
-
-
-real = _real_only("real")
-imag = _real_only("imag")
-conj = _real_only("conj")
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: Optional[bool] = None,

@@ -22,6 +22,7 @@ bool = _np.dtype("bool")  # noqa: A001 (the standard's name)
 int8, int16, int32, int64 = (_np.dtype(f"int{bits}") for bits in (8, 16, 32, 64))
 uint8, uint16, uint32, uint64 = (_np.dtype(f"uint{bits}") for bits in (8, 16, 32, 64))
 float32, float64 = _np.dtype("float32"), _np.dtype("float64")
+complex64, complex128 = _np.dtype("complex64"), _np.dtype("complex128")
 
 e, pi, inf, nan = _np.e, _np.pi, _np.inf, _np.nan
 newaxis = None
@@ -29,7 +30,7 @@ newaxis = None
 _DTYPES = {
     "bool": bool, "int8": int8, "int16": int16, "int32": int32, "int64": int64,
     "uint8": uint8, "uint16": uint16, "uint32": uint32, "uint64": uint64,
-    "float32": float32, "float64": float64,
+    "float32": float32, "float64": float64, "complex64": complex64, "complex128": complex128,
 }
 
 random = _tessera.random  # random.random(shape, chunks=, spec=), as tessera.random
@@ -163,7 +164,7 @@ class _Info:
         return ["cpu"]
 
     def default_dtypes(self, *, device=None):
-        return {"real floating": float64, "complex floating": None, "integral": int64,
+        return {"real floating": float64, "complex floating": complex128, "integral": int64,
                 "indexing": int64}
 
     def dtypes(self, *, device=None, kind=None):
@@ -178,7 +179,7 @@ def __array_namespace_info__():
 
 # Made of other lazy functions (tessera/_composed.py) and of take (tessera/_indexing.py).
 from ._composed import (  # noqa: E402,F401
-    conj, empty, empty_like, eye, from_dlpack, imag, linspace, nextafter, real, reciprocal,
-    signbit, tril, triu, unstack,
+    empty, empty_like, eye, from_dlpack, linspace, nextafter, reciprocal, signbit, tril, triu,
+    unstack,
 )
 from ._indexing import repeat, take, take_along_axis  # noqa: E402,F401

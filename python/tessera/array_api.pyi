@@ -4,15 +4,12 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from ._composed import conj as conj
 from ._composed import empty as empty
 from ._composed import empty_like as empty_like
 from ._composed import eye as eye
 from ._composed import from_dlpack as from_dlpack
-from ._composed import imag as imag
 from ._composed import linspace as linspace
 from ._composed import nextafter as nextafter
-from ._composed import real as real
 from ._composed import reciprocal as reciprocal
 from ._composed import signbit as signbit
 from ._composed import tril as tril
@@ -65,3 +62,5 @@ uint32: np.dtype[np.uint32]
 uint64: np.dtype[np.uint64]
 float32: np.dtype[np.float32]
 float64: np.dtype[np.float64]
+complex64: np.dtype[np.complex64]
+complex128: np.dtype[np.complex128]

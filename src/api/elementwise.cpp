@@ -45,11 +45,11 @@ using UnaryFunction = Array (*)(const Array&);
 using BinaryFunction = Array (*)(const Array&, const Array&);
 using ScalarSecond = Array (*)(const Array&, const Scalar&);
 using ScalarFirst = Array (*)(const Scalar&, const Array&);
-#define TESSERA_UNARY_OP(name, Kernel, aliases, rule)                                       \
+#define TESSERA_UNARY_OP(name, Kernel, aliases, rule, complex)                                       \
   static_assert(                                                                            \
       std::is_same_v<decltype(static_cast<UnaryFunction>(&tessera::name)), UnaryFunction>); \
   Array name(const Array& x) { return elementwise(#name, x); }
-#define TESSERA_BINARY_OP(name, Kernel, aliases, rule)                                            \
+#define TESSERA_BINARY_OP(name, Kernel, aliases, rule, complex)                                            \
   static_assert(                                                                                  \
       std::is_same_v<decltype(static_cast<BinaryFunction>(&tessera::name)), BinaryFunction>);     \
   static_assert(                                                                                  \

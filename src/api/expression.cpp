@@ -35,9 +35,10 @@ constexpr std::array<std::pair<std::string_view, double>, 4> kConstants{{
     {"inf", std::numeric_limits<double>::infinity()},
 }};
 
-// The dtype of an array made of two Python numbers (where(c, 1, 0.5)): float64 if
-// either is a float, else int64 unless both are bool.
+// The dtype of an array made of two Python numbers (where(c, 1, 0.5)): complex128 if
+// either is complex, float64 if either is a float, else int64 unless both are bool.
 DType PythonDType(const Scalar& x, const Scalar& y) {
+  if (x.kind() == ScalarKind::kComplex || y.kind() == ScalarKind::kComplex) return complex128;
   if (x.kind() == ScalarKind::kFloat || y.kind() == ScalarKind::kFloat) return float64;
   if (x.kind() == ScalarKind::kBool && y.kind() == ScalarKind::kBool) return bool_;
   return int64;

@@ -15,6 +15,15 @@ bool IsBool(const Scalar& x) { return x.kind() == ScalarKind::kBool; }
 double AsDouble(const Scalar& x) { return x.As<double>(); }
 std::int64_t AsInt(const Scalar& x) { return x.As<std::int64_t>(); }
 
+// The calculator folds real numbers only (it has no complex literals; a complex scalar
+// reaches it only from C++).
+void RequireReal(std::string_view function, const Scalar& x) {
+  if (x.kind() != ScalarKind::kComplex) return;
+  throw InvalidArgument(std::string(function) + " of the complex number " + x.ToString() +
+                        ": the calculator folds real numbers only; pass a complex array "
+                        "instead");
+}
+
 [[noreturn]] void Overflow(std::string_view function) {
   throw InvalidArgument(std::string(function) +
                         " of these integers overflows 64 bits; write one of them as a float "
@@ -196,7 +205,14 @@ DoubleFunction FloatFunction(std::string_view function) {
 bool Truthy(const Scalar& x) { return x.As<bool>(); }
 
 Scalar FoldUnary(std::string_view function, const Scalar& x) {
+  RequireReal(function, x);
   if (function == "logical_not") return !Truthy(x);
+  // The calculator's numbers are real: real and conj give the number, imag its zero.
+  if (function == "real" || function == "conj") return x;
+  if (function == "imag") {
+    if (IsFloat(x)) return 0.0;
+    return IsBool(x) ? Scalar(false) : Scalar(std::int64_t{0});
+  }
   if (function == "isnan") return IsFloat(x) && std::isnan(AsDouble(x));
   if (function == "isinf") return IsFloat(x) && std::isinf(AsDouble(x));
   if (function == "isfinite") return !IsFloat(x) || std::isfinite(AsDouble(x));
@@ -231,6 +247,8 @@ Scalar FoldUnary(std::string_view function, const Scalar& x) {
 }
 
 Scalar FoldBinary(std::string_view function, const Scalar& x, const Scalar& y) {
+  RequireReal(function, x);
+  RequireReal(function, y);
   if (function.starts_with("bitwise_")) return Bitwise(function, x, y);
   if (function.starts_with("logical_")) {
     const bool a = Truthy(x);

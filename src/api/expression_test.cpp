@@ -44,7 +44,13 @@ std::vector<double> Values(const NDArray& array) {
   std::vector<double> values;
   VisitDType(array.dtype(), [&]<class Tag>(Tag) {
     using T = typename Tag::type;
-    for (const T value : array.data<T>()) values.push_back(static_cast<double>(value));
+    for (const T value : array.data<T>()) {
+      if constexpr (kIsComplex<T>) {
+        values.push_back(static_cast<double>(value.real()));
+      } else {
+        values.push_back(static_cast<double>(value));
+      }
+    }
   });
   return values;
 }
@@ -314,6 +320,9 @@ ExpectedValues NumpyValuesOfEveryFunction() {
           {"isfinite", {1, 1}},
           {"logical_not", {0, 0}},
           {"bitwise_invert", {-2, -3}},
+          {"real", {a, b}},
+          {"imag", {0, 0}},
+          {"conj", {a, b}},
           {"add", {2 * a, 2 * b}},
           {"subtract", {0, 0}},
           {"multiply", {a * a, b * b}},
@@ -421,9 +430,9 @@ struct ApiFunction {
 const std::map<std::string_view, ApiFunction>& ApiFunctions() {
   // clang-format off
   static const std::map<std::string_view, ApiFunction> functions{
-#define TESSERA_UNARY_OP(name, Kernel, aliases, rule) \
+#define TESSERA_UNARY_OP(name, Kernel, aliases, rule, complex) \
     {#name, {[](const Array& x) { return tessera::name(x); }}},
-#define TESSERA_BINARY_OP(name, Kernel, aliases, rule)                    \
+#define TESSERA_BINARY_OP(name, Kernel, aliases, rule, complex)                    \
     {#name, {[](const Array& x) { return tessera::name(x, x); },          \
              [](const Array& x, const Scalar& y) { return tessera::name(x, y); }, \
              [](const Scalar& x, const Array& y) { return tessera::name(x, y); }}},

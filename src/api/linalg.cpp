@@ -174,9 +174,11 @@ Array vecdot(const Array& x1, const Array& x2, int axis) {
   CheckBatchBroadcast("vecdot", others(x1, axis1), others(x2, axis2), x1, x2);
   // An elementwise product summed by a reduction: its first round computes the product
   // block by block, so nothing but partial sums is stored. Summing in the operands'
-  // result dtype keeps numpy's dtype (and its wrap-around for integers).
+  // result dtype keeps numpy's dtype (and its wrap-around for integers). Complex x1 is
+  // conjugated first: the standard's vecdot is the inner product sum(conj(x1) * x2).
   const DType dtype = ResultType(x1.dtype(), x2.dtype());
-  return sum(multiply(x1.astype(dtype), x2.astype(dtype)), from_end, false, dtype);
+  const Array first = dtype.is_complex() ? conj(x1.astype(dtype)) : x1.astype(dtype);
+  return sum(multiply(first, x2.astype(dtype)), from_end, false, dtype);
 }
 
 Array outer(const Array& x1, const Array& x2) {

@@ -40,6 +40,9 @@ NDArray Values(const Shape& shape, DType dtype, unsigned seed) {
         value = drawn > 0;
       } else if constexpr (std::is_floating_point_v<T>) {
         value = static_cast<T>(drawn) / 8;
+      } else if constexpr (kIsComplex<T>) {
+        using R = typename T::value_type;
+        value = T(static_cast<R>(drawn) / 8, static_cast<R>(pick(random)) / 8);
       } else {
         value = static_cast<T>(std::is_signed_v<T> ? drawn / 4 : (drawn + 32) / 4);
       }

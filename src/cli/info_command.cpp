@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <complex>
 #include <iomanip>
 #include <optional>
 #include <sstream>
@@ -86,6 +87,8 @@ std::string FillValueText(const FillValue& fill) {
           if (std::isnan(value)) return "NaN";
           if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
           return FormatDouble(value);
+        } else if constexpr (std::is_same_v<T, std::complex<double>>) {
+          return "[" + FillValueText(value.real()) + ", " + FillValueText(value.imag()) + "]";
         } else {
           return std::to_string(value);
         }
@@ -103,6 +106,8 @@ ordered_json FillValueJson(const FillValue& fill) {
         } else if constexpr (std::is_same_v<T, double>) {
           if (!std::isfinite(value)) return FillValueText(value);
           return value;
+        } else if constexpr (std::is_same_v<T, std::complex<double>>) {
+          return ordered_json::array({FillValueJson(value.real()), FillValueJson(value.imag())});
         } else {
           return value;
         }

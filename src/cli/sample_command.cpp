@@ -111,6 +111,10 @@ void FillBlock(NDArray& block, const Region& region, const Shape& shape, std::ui
         const double low = static_cast<double>(std::numeric_limits<T>::lowest());
         const double high = static_cast<double>(std::numeric_limits<T>::max());
         values[static_cast<std::size_t>(element)] = static_cast<T>(std::clamp(value, low, high));
+      } else if constexpr (kIsComplex<T>) {  // the field, and its noise as the imaginary part
+        using R = typename T::value_type;
+        values[static_cast<std::size_t>(element)] =
+            T(static_cast<R>(value), static_cast<R>(value - kMean));
       } else {
         values[static_cast<std::size_t>(element)] = static_cast<T>(value);
       }

@@ -13,7 +13,7 @@ struct DTypeName {
   DType dtype;
 };
 
-constexpr std::array<DTypeName, 11> kNames = {{
+constexpr std::array<DTypeName, 13> kNames = {{
     {"bool", "b1", bool_},
     {"int8", "i1", int8},
     {"int16", "i2", int16},
@@ -25,6 +25,8 @@ constexpr std::array<DTypeName, 11> kNames = {{
     {"uint64", "u8", uint64},
     {"float32", "f4", float32},
     {"float64", "f8", float64},
+    {"complex64", "c8", complex64},
+    {"complex128", "c16", complex128},
 }};
 
 }  // namespace
@@ -43,7 +45,7 @@ DType DType::FromName(std::string_view name) {
   if (name == "bool_") return bool_;
   throw InvalidArgument("unknown dtype \"" + std::string(name) +
                         "\": expected one of bool, int8, int16, int32, int64, uint8, "
-                        "uint16, uint32, uint64, float32, float64");
+                        "uint16, uint32, uint64, float32, float64, complex64, complex128");
 }
 
 }  // namespace tessera

@@ -46,7 +46,10 @@ TEST(DType, ItemsizeKindAndName) {
 TEST(DType, ShortNamesAndErrors) {
   EXPECT_EQ(DType::FromName("f8"), float64);
   EXPECT_EQ(DType::FromName("u2"), uint16);
-  EXPECT_THROW(DType::FromName("complex128"), InvalidArgument);
+  EXPECT_EQ(DType::FromName("complex128"), complex128);
+  EXPECT_EQ(DType::FromName("c8"), complex64);
+  EXPECT_THROW(DType::FromName("float16"), InvalidArgument);
+  EXPECT_THROW(DType::FromName("complex256"), InvalidArgument);
   EXPECT_THROW(DType::FromName(""), InvalidArgument);
 }
 

@@ -48,6 +48,8 @@ NDArray NDArray::Full(Shape shape, DType dtype, double value) {
                               " does not fit in " + std::string(dtype.name()));
       }
       element = static_cast<T>(truncated);
+    } else if constexpr (kIsComplex<T>) {
+      element = T(static_cast<typename T::value_type>(value));
     } else {
       element = static_cast<T>(value);
     }
@@ -91,7 +93,12 @@ double NDArray::GetAsDouble(Index linear_index) const {
   }
   return VisitDType(dtype_, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    return static_cast<double>(data<T>()[static_cast<std::size_t>(linear_index)]);
+    const T element = data<T>()[static_cast<std::size_t>(linear_index)];
+    if constexpr (kIsComplex<T>) {
+      return static_cast<double>(element.real());
+    } else {
+      return static_cast<double>(element);
+    }
   });
 }
 

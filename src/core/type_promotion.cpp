@@ -7,6 +7,9 @@ namespace {
 
 bool IsFloat(DType dtype) { return dtype.kind() == DTypeKind::kFloat; }
 
+// The complex dtype whose components are `real` (float32 -> complex64, else complex128).
+DType ComplexWithComponents(DType real) { return real == float32 ? complex64 : complex128; }
+
 // The signed integer dtype of `itemsize` bytes (1, 2, 4 or 8).
 DType SignedOfSize(std::int64_t itemsize) {
   switch (itemsize) {
@@ -24,13 +27,16 @@ DType SignedOfSize(std::int64_t itemsize) {
 // The wider of two dtypes of the same kind.
 DType Wider(DType a, DType b) { return a.itemsize() >= b.itemsize() ? a : b; }
 
-// 0 for bool, 1 for integers, 2 for floats: the order in which kinds absorb each other.
+// 0 for bool, 1 for integers, 2 for floats, 3 for complex: the order in which kinds
+// absorb each other.
 int KindRank(DTypeKind kind) {
   switch (kind) {
     case DTypeKind::kBool:
       return 0;
     case DTypeKind::kFloat:
       return 2;
+    case DTypeKind::kComplex:
+      return 3;
     default:
       return 1;
   }
@@ -43,9 +49,11 @@ int KindRank(ScalarKind kind) {
     case ScalarKind::kInt:
       return 1;
     case ScalarKind::kFloat:
+      return 2;
+    case ScalarKind::kComplex:
       break;
   }
-  return 2;
+  return 3;
 }
 
 }  // namespace
@@ -54,6 +62,10 @@ DType ResultType(DType a, DType b) {
   if (a == b) return a;
   if (a.kind() == DTypeKind::kBool) return b;
   if (b.kind() == DTypeKind::kBool) return a;
+  if (a.is_complex() || b.is_complex()) {
+    // numpy: the components promote as reals would (complex64 with int32 -> complex128).
+    return ComplexWithComponents(ResultType(RealDType(a), RealDType(b)));
+  }
   if (IsFloat(a) && IsFloat(b)) return Wider(a, b);
   if (IsFloat(a) || IsFloat(b)) {
     // float32 holds every 8- and 16-bit integer exactly; wider integers need float64.
@@ -72,11 +84,18 @@ DType ResultType(DType a, DType b) {
 
 DType ResultTypeWithScalar(DType array, ScalarKind scalar) {
   if (KindRank(scalar) <= KindRank(array.kind())) return array;
-  return scalar == ScalarKind::kFloat ? float64 : int64;
+  switch (scalar) {
+    case ScalarKind::kComplex:
+      return IsFloat(array) ? ComplexWithComponents(array) : complex128;
+    case ScalarKind::kFloat:
+      return float64;
+    default:
+      return int64;
+  }
 }
 
 DType FloatingResultType(DType dtype) {
-  if (IsFloat(dtype)) return dtype;
+  if (IsFloat(dtype) || dtype.is_complex()) return dtype;
   return dtype.itemsize() <= 2 ? float32 : float64;
 }
 

@@ -108,7 +108,10 @@ NodePtr BroadcastTo(NodePtr x, const Shape& shape, const Shape& chunks) {
 // unsigned x, the -1 cast to a huge power). Refused when the graph is built, for a
 // constant exponent; an exponent array is checked by the kernel as it runs.
 void CheckIntegerPowerByConstant(const Node& exponent, DType compute) {
-  if (exponent.kind() != NodeKind::kConstant || compute.kind() == DTypeKind::kFloat) return;
+  if (exponent.kind() != NodeKind::kConstant || compute.kind() == DTypeKind::kFloat ||
+      compute.is_complex()) {
+    return;
+  }
   const double value = exponent.detail().constant.As<double>();
   if (!(value < 0)) return;
   throw InvalidArgument(

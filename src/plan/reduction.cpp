@@ -47,11 +47,25 @@ DType ReductionResultType(ReductionOp op, DType input, std::optional<DType> requ
       throw InvalidArgument("this reduction does not take a dtype: its result is " +
                             std::string(ReductionResultType(op, input, std::nullopt).name()));
     }
-    if (floating && requested->kind() != DTypeKind::kFloat) {
+    if (floating && requested->kind() != DTypeKind::kFloat &&
+        !(op == ReductionOp::kMean && requested->is_complex() && input.is_complex())) {
       throw InvalidArgument("mean, var and std compute in a floating dtype; got dtype " +
                             std::string(requested->name()) + " (use float32 or float64)");
     }
     return *requested;
+  }
+  const bool ordered = op == ReductionOp::kMin || op == ReductionOp::kMax ||
+                       op == ReductionOp::kArgMin || op == ReductionOp::kArgMax;
+  if (input.is_complex() && ordered) {
+    throw InvalidArgument(std::string(ReductionName(op)) + " is not defined for " +
+                          std::string(input.name()) +
+                          ": complex numbers have no order; reduce abs(x), real(x) or imag(x)");
+  }
+  if (input.is_complex() && (op == ReductionOp::kVar || op == ReductionOp::kStd)) {
+    throw InvalidArgument(std::string(ReductionName(op)) + " is not defined for " +
+                          std::string(input.name()) +
+                          " (the array API takes real floating dtypes); take it of real(x) "
+                          "and imag(x), or of abs(x)");
   }
   switch (op) {
     case ReductionOp::kSum:
@@ -62,7 +76,7 @@ DType ReductionResultType(ReductionOp op, DType input, std::optional<DType> requ
     case ReductionOp::kMean:
     case ReductionOp::kVar:
     case ReductionOp::kStd:
-      return input.kind() == DTypeKind::kFloat ? input : float64;
+      return input.kind() == DTypeKind::kFloat || input.is_complex() ? input : float64;
     case ReductionOp::kMin:
     case ReductionOp::kMax:
       return input;

@@ -1,6 +1,7 @@
 // What a plan produces: the in-memory result of compute() and the user's Zarr target
 // (op_output.hpp).
 #include <algorithm>
+#include <complex>
 #include <cstring>
 #include <limits>
 #include <system_error>
@@ -348,6 +349,9 @@ std::shared_ptr<OpOutput> MakeZarrTargetOutput(
     metadata.fill_value = *target.fill_value;
   } else if (dtype.kind() == DTypeKind::kFloat) {
     metadata.fill_value = std::numeric_limits<double>::quiet_NaN();
+  } else if (dtype.is_complex()) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    metadata.fill_value = std::complex<double>(nan, nan);
   } else {
     metadata.fill_value = std::monostate{};
   }

@@ -88,6 +88,9 @@ T ValueAt(Index flat) {
     return flat % 3 == 0;
   } else if constexpr (std::is_floating_point_v<T>) {
     return static_cast<T>(std::fmod(static_cast<double>(flat) * 0.37, 101.0) - 50.5);
+  } else if constexpr (tessera::kIsComplex<T>) {
+    using R = typename T::value_type;
+    return T(ValueAt<R>(flat), ValueAt<R>(flat + 1));
   } else {
     const std::int64_t wide = flat * 7919 - 12345;
     return static_cast<T>(wide);  // modular conversion, as numpy's astype

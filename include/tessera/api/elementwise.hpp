@@ -6,7 +6,9 @@
 // Shapes broadcast as in numpy; dtypes promote as tessera::ResultType (arrays) and
 // ResultTypeWithScalar (a C++ number is "weak": x_float32 * 2.0 stays float32).
 // Integer inputs to exp, log, sin, ... compute in floating point (FloatingResultType);
-// `divide` of integers gives float64. Each function is lazy: it returns a new Array.
+// `divide` of integers gives float64. complex64 and complex128 arrays take what the
+// standard defines for them (arithmetic, exp, log, sqrt, trigonometry, abs, equal, ...);
+// ordered functions (floor, maximum, less, atan2, ...) throw InvalidArgument for them. Each function is lazy: it returns a new Array.
 // Bad dtypes (bitwise ops on floats) and shapes that do not broadcast throw
 // InvalidArgument at once.
 #pragma once
@@ -64,6 +66,11 @@ Array isinf(const Array& x);
 Array isfinite(const Array& x);
 Array logical_not(const Array& x);
 Array bitwise_invert(const Array& x);
+// The parts and the conjugate of complex arrays (complex64 -> float32 for real and
+// imag); of a real array, the array itself, zeros, and the array itself.
+Array real(const Array& x);
+Array imag(const Array& x);
+Array conj(const Array& x);
 
 // Binary; each also takes a scalar on either side.
 #define TESSERA_DECLARE_BINARY(name)           \

@@ -38,7 +38,8 @@ Array tensordot(const Array& x1, const Array& x2, int axes = 2);
 Array tensordot(const Array& x1, const Array& x2, const std::vector<int>& axes1,
                 const std::vector<int>& axes2);
 
-// sum(x1 * x2, axis) with the other dimensions broadcast (array API vecdot). `axis` is
+// sum(conj(x1) * x2, axis) (conj only matters for complex dtypes) with the other
+// dimensions broadcast (array API vecdot). `axis` is
 // negative (counting from the end of each operand), or non-negative when x1 and x2
 // have the same number of dimensions. InvalidArgument for 0-d operands, an axis out of
 // range, or extents along it that differ (they do not broadcast).

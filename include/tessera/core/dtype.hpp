@@ -2,12 +2,14 @@
 //
 // A DType is a small value naming one of the array API's numeric types. Values are
 // always held in native (little-endian) byte order in memory; the byte order of
-// stored data belongs to the storage layer. Typical use:
+// stored data belongs to the storage layer. A complex element is std::complex<float>
+// or std::complex<double>: two reals, real part first, as numpy lays it out. Typical use:
 //   tessera::DType t = tessera::float64;      // constants below
 //   t.itemsize();                             // 8
 //   tessera::VisitDType(t, [](auto tag) { using T = typename decltype(tag)::type; ... });
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -15,7 +17,7 @@
 
 namespace tessera {
 
-enum class DTypeKind : std::uint8_t { kBool, kSignedInt, kUnsignedInt, kFloat };
+enum class DTypeKind : std::uint8_t { kBool, kSignedInt, kUnsignedInt, kFloat, kComplex };
 
 class DType {
  public:
@@ -31,6 +33,8 @@ class DType {
     kUInt64,
     kFloat32,
     kFloat64,
+    kComplex64,
+    kComplex128,
   };
 
   constexpr explicit DType(Id id) : id_(id) {}
@@ -49,6 +53,8 @@ class DType {
       case Id::kUInt32:
       case Id::kFloat32:
         return 4;
+      case Id::kComplex128:
+        return 16;
       default:
         return 8;
     }
@@ -65,14 +71,25 @@ class DType {
       case Id::kFloat32:
       case Id::kFloat64:
         return DTypeKind::kFloat;
+      case Id::kComplex64:
+      case Id::kComplex128:
+        return DTypeKind::kComplex;
       default:
         return DTypeKind::kUnsignedInt;
     }
   }
-  // numpy's name: "bool", "int8", ..., "float64".
+  constexpr bool is_complex() const { return kind() == DTypeKind::kComplex; }
+  // Bytes of one real component: itemsize() but for complex dtypes, half of it. Byte
+  // order applies to each component on its own.
+  constexpr std::int64_t component_size() const {
+    return is_complex() ? itemsize() / 2 : itemsize();
+  }
+
+  // numpy's name: "bool", "int8", ..., "float64", "complex64", "complex128".
   std::string_view name() const;
 
-  // Parses a numpy name ("float64", "f8", "int32", "bool", ...); throws InvalidArgument.
+  // Parses a numpy name ("float64", "f8", "int32", "bool", "complex64", "c8", ...);
+  // throws InvalidArgument.
   static DType FromName(std::string_view name);
 
   friend constexpr bool operator==(DType a, DType b) { return a.id_ == b.id_; }
@@ -92,8 +109,18 @@ inline constexpr DType uint32{DType::Id::kUInt32};
 inline constexpr DType uint64{DType::Id::kUInt64};
 inline constexpr DType float32{DType::Id::kFloat32};
 inline constexpr DType float64{DType::Id::kFloat64};
+inline constexpr DType complex64{DType::Id::kComplex64};
+inline constexpr DType complex128{DType::Id::kComplex128};
 
-// The DType of C++ type T (bool, int8_t, ..., double).
+// The real dtype of a complex dtype's components (complex64 -> float32); other dtypes
+// are returned unchanged.
+constexpr DType RealDType(DType dtype) {
+  if (dtype == complex64) return float32;
+  if (dtype == complex128) return float64;
+  return dtype;
+}
+
+// The DType of C++ type T (bool, int8_t, ..., double, std::complex<float>, ...).
 template <class T>
 constexpr DType DTypeOf() {
   if constexpr (std::is_same_v<T, bool>)
@@ -118,6 +145,10 @@ constexpr DType DTypeOf() {
     return float32;
   else if constexpr (std::is_same_v<T, double>)
     return float64;
+  else if constexpr (std::is_same_v<T, std::complex<float>>)
+    return complex64;
+  else if constexpr (std::is_same_v<T, std::complex<double>>)
+    return complex128;
   else
     static_assert(sizeof(T) == 0, "not a Tessera element type");
 }
@@ -127,8 +158,15 @@ struct TypeTag {
   using type = T;
 };
 
+// Whether T is one of the complex element types.
+template <class T>
+inline constexpr bool kIsComplex = std::is_same_v<T, std::complex<float>> ||
+                                   std::is_same_v<T, std::complex<double>>;
+
 // Calls fn(TypeTag<T>{}) with the C++ type of `dtype`; returns what fn returns.
-// Dispatch happens once here, never inside a hot loop.
+// Dispatch happens once here, never inside a hot loop. Every branch is instantiated,
+// complex ones included: a visitor that has nothing to do for complex types says so
+// with `if constexpr (kIsComplex<T>)`.
 template <class Fn>
 decltype(auto) VisitDType(DType dtype, Fn&& fn) {
   switch (dtype.id()) {
@@ -152,6 +190,10 @@ decltype(auto) VisitDType(DType dtype, Fn&& fn) {
       return fn(TypeTag<std::uint64_t>{});
     case DType::Id::kFloat32:
       return fn(TypeTag<float>{});
+    case DType::Id::kComplex64:
+      return fn(TypeTag<std::complex<float>>{});
+    case DType::Id::kComplex128:
+      return fn(TypeTag<std::complex<double>>{});
     case DType::Id::kFloat64:
       break;
   }

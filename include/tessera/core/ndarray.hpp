@@ -70,7 +70,8 @@ class NDArray {
     return {buffer_.data(), static_cast<std::size_t>(nbytes())};
   }
 
-  // Element at a C-order linear index, converted to double (for printing and tests).
+  // Element at a C-order linear index, converted to double (for printing and tests); a
+  // complex element gives its real part.
   double GetAsDouble(Index linear_index) const;
 
   // True when shapes, dtypes and bytes are identical (NaN payloads compare bitwise).

@@ -14,6 +14,7 @@
 // are validated by the codec layer (MakeCodec), whose reason the FormatError repeats.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -35,9 +36,10 @@ std::string ZarrTypestr(DType dtype, ByteOrder byte_order);
 // Parses a type string; throws InvalidArgument for an unsupported one.
 std::pair<DType, ByteOrder> ParseZarrTypestr(std::string_view typestr);
 
-// A .zarray fill_value: null (monostate), a boolean, an integer or a float
-// (NaN and infinities included).
-using FillValue = std::variant<std::monostate, bool, std::int64_t, std::uint64_t, double>;
+// A .zarray fill_value: null (monostate), a boolean, an integer, a float (NaN and
+// infinities included) or a complex number ([real, imaginary] in JSON).
+using FillValue =
+    std::variant<std::monostate, bool, std::int64_t, std::uint64_t, double, std::complex<double>>;
 
 // Writes one element of `dtype` holding `fill` (null -> 0) in native byte order.
 // REQUIRES: out.size() == dtype.itemsize().

@@ -1,12 +1,14 @@
 // Binary elementwise ops: their numpy semantics (one struct each, see elementwise_ops.hpp),
 // signatures and loops.
 #include <cmath>
+#include <complex>
 #include <concepts>
 #include <cstdlib>
 #include <functional>
 #include <limits>
 #include <numbers>
 #include <string>
+#include <type_traits>
 
 #include "elementwise_kernels.hpp"
 #include "elementwise_ops.hpp"
@@ -17,17 +19,20 @@ namespace tessera::kernels {
 namespace {
 
 using detail::Boolean;
+using detail::Complex;
 using detail::Integer;
 using detail::Number;
+using detail::Numeric;
 using detail::Real;
 
 // Numbers, and bool where the op names a bool function.
 // clang-format off
 template <class T, class BoolFn>
-concept ArithmeticOperand = Number<T> || (Boolean<T> && !std::is_void_v<BoolFn>);
+concept ArithmeticOperand = Numeric<T> || (Boolean<T> && !std::is_void_v<BoolFn>);
 // clang-format on
 
-// add, subtract, multiply: Fn wrapping on integers; on bool, BoolFn (void: undefined).
+// add, subtract, multiply: Fn wrapping on integers; on bool, BoolFn (void: undefined);
+// complex multiplication as numpy (detail::ComplexMultiply).
 template <class Fn, class BoolFn>
 struct Arithmetic {
   template <ArithmeticOperand<BoolFn> T>
@@ -36,17 +41,25 @@ struct Arithmetic {
       return BoolFn{}(a, b);
     } else if constexpr (Integer<T>) {
       return detail::Wrap<Fn>(a, b);
+    } else if constexpr (Complex<T> && std::is_same_v<Fn, std::multiplies<>>) {
+      return detail::ComplexMultiply(a, b);
     } else {
       return Fn{}(a, b);
     }
   }
 };
 
-// True division; integer and bool operands compute in float64 (numpy's only loop).
+// True division; integer and bool operands compute in float64 (numpy's only loop);
+// complex division by Smith's method (detail::ComplexDivide).
 struct Divide {
-  template <Real T>
+  template <class T>
+    requires Real<T> || Complex<T>
   static T Apply(T a, T b) {
-    return a / b;
+    if constexpr (Complex<T>) {
+      return detail::ComplexDivide(a, b);
+    } else {
+      return a / b;
+    }
   }
 };
 
@@ -111,10 +124,37 @@ struct Remainder {
   }
 };
 
+// numpy's npy_cpow: exact powers for small integer exponents (by squaring, with
+// numpy's multiplication), 0 ** z as numpy gives it, and C's cpow otherwise.
+template <Complex T>
+T ComplexPower(T base, T exponent) {
+  using R = typename T::value_type;
+  if (exponent == T{}) return T{1};
+  if (base == T{}) {
+    if (exponent.imag() == 0 && exponent.real() > 0) return T{};
+    const R nan = std::numeric_limits<R>::quiet_NaN();
+    return {nan, nan};
+  }
+  if (exponent.imag() == 0 && exponent.real() == std::trunc(exponent.real()) &&
+      std::abs(exponent.real()) < 100) {
+    const auto power = static_cast<int>(exponent.real());
+    T result{1};
+    T square = base;
+    for (unsigned bits = static_cast<unsigned>(power < 0 ? -power : power); bits != 0; bits >>= 1) {
+      if (bits & 1u) result = detail::ComplexMultiply(result, square);
+      square = detail::ComplexMultiply(square, square);
+    }
+    return power < 0 ? detail::ComplexDivide(T{1}, result) : result;
+  }
+  return std::pow(base, exponent);
+}
+
 struct Pow {
-  template <Number T>
+  template <Numeric T>
   static T Apply(T base, T exponent) {
-    if constexpr (Real<T>) {
+    if constexpr (Complex<T>) {
+      return ComplexPower(base, exponent);
+    } else if constexpr (Real<T>) {
       return std::pow(base, exponent);
     } else {
       if constexpr (std::is_signed_v<T>) {
@@ -135,6 +175,7 @@ struct Pow {
 template <bool kMax>
 struct Extremum {
   template <class T>
+    requires(!Complex<T>)
   static T Apply(T a, T b) {
     const bool take_a = kMax ? a > b : a < b;
     if constexpr (Real<T>) {
@@ -166,10 +207,12 @@ struct LogAddExpFn {
   }
 };
 
-// ==, <, ...: Fn on the operands; logical_and, ...: Fn on (operand != 0).
+// ==, <, ...: Fn on the operands (complex numbers have == and != only); logical_and,
+// ...: Fn on (operand != 0).
 template <class Fn>
 struct Compare {
   template <class T>
+    requires std::is_invocable_r_v<bool, Fn, T, T>
   static bool Apply(T a, T b) {
     return Fn{}(a, b);
   }
@@ -243,9 +286,9 @@ concept DefinedFor = requires(typename Op::template Compute<T> x) {
 template <class Fn>
 decltype(auto) VisitBinaryOp(BinaryOp op, Fn&& fn) {
   switch (op) {
-#define TESSERA_BINARY_OP(name, Kernel, aliases, rule) \
+#define TESSERA_BINARY_OP(name, Kernel, aliases, rule, complex) \
   case BinaryOp::k##Kernel:                            \
-    return fn(detail::Ruled<2, Kernel, TypeRule::rule>{});
+    return fn(detail::Ruled<2, Kernel, TypeRule::rule, ComplexRule::complex>{});
 #include "tessera/plan/internal/elementwise_ops.def"
   }
   std::abort();  // not an enumerator of elementwise_ops.def
@@ -299,10 +342,13 @@ Signature ResolveBinary(BinaryOp op, DType a, DType b) {
                                           : std::string(a.name()) + " and " +
                                                 std::string(b.name()) + " (which promote to " +
                                                 std::string(promoted.name()) + ")";
-        throw detail::NotDefined(Name(op), dtypes,
-                                 op == BinaryOp::kSubtract
-                                     ? "use logical_xor for booleans, or cast with astype first"
-                                     : "cast with astype first");
+        throw detail::NotDefined(
+            Name(op), dtypes,
+            promoted.is_complex() ? "complex numbers have no order; apply it to real(x), imag(x) "
+                                    "or abs(x)"
+            : op == BinaryOp::kSubtract
+                ? "use logical_xor for booleans, or cast with astype first"
+                : "cast with astype first");
       }
     });
   });

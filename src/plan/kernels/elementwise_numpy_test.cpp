@@ -1900,11 +1900,13 @@ std::vector<std::byte> Parse(const char* text, DType dtype) {
   std::vector<std::byte> bytes;
   for (const char* cursor = text; *cursor != '\0';) {
     char* end = nullptr;
-    std::byte element[8];
+    std::byte element[16];
     VisitDType(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      T value;
-      if constexpr (std::is_floating_point_v<T>) {
+      T value{};
+      if constexpr (kIsComplex<T>) {
+        ADD_FAILURE() << "the numpy tables hold real dtypes only";
+      } else if constexpr (std::is_floating_point_v<T>) {
         value = static_cast<T>(std::strtod(cursor, &end));
       } else if constexpr (std::is_signed_v<T>) {
         value = static_cast<T>(std::strtoll(cursor, &end, 10));
@@ -1935,6 +1937,11 @@ std::string Show(const std::vector<std::byte>& bytes, DType dtype, Index index) 
     if constexpr (std::is_floating_point_v<T>) {
       char text[40];
       std::snprintf(text, sizeof(text), "%.17g", static_cast<double>(value));
+      return std::string(text);
+    } else if constexpr (kIsComplex<T>) {
+      char text[80];
+      std::snprintf(text, sizeof(text), "(%.17g%+.17gj)", static_cast<double>(value.real()),
+                    static_cast<double>(value.imag()));
       return std::string(text);
     } else {
       return std::to_string(value);

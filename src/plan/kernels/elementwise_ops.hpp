@@ -9,6 +9,7 @@
 // the loop, and FollowsRule checks at compile time that it agrees with the row.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -28,12 +29,27 @@ concept Integer = std::is_integral_v<T> && !Boolean<T>;
 template <class T>
 concept Real = std::is_floating_point_v<T>;
 template <class T>
-concept Number = Integer<T> || Real<T>;
-
-// FloatingResultType at compile time: 8- and 16-bit integers and bool -> float.
+concept Number = Integer<T> || Real<T>;  // real numbers
 template <class T>
-using FloatFor =
-    std::conditional_t<Real<T>, T, std::conditional_t<(sizeof(T) <= 2), float, double>>;
+concept Complex = kIsComplex<T>;
+template <class T>
+concept Numeric = Number<T> || Complex<T>;  // the standard's "numeric": complex included
+
+// FloatingResultType at compile time: 8- and 16-bit integers and bool -> float; floats
+// and complex types are their own.
+template <class T>
+using FloatFor = std::conditional_t<Real<T> || Complex<T>, T,
+                                    std::conditional_t<(sizeof(T) <= 2), float, double>>;
+
+// The real type of a complex type's components; a real type itself.
+template <class T>
+struct ComponentOf {
+  using type = T;
+};
+template <Complex T>
+struct ComponentOf<T> {
+  using type = typename T::value_type;
+};
 
 // The unsigned type integer arithmetic wraps in: at least `unsigned`, so that small
 // types are not promoted to (overflowing) int before the operation.
@@ -45,6 +61,31 @@ using WrapType =
 template <class Fn, Integer T>
 constexpr T Wrap(T a, T b) {
   return static_cast<T>(Fn{}(static_cast<WrapType<T>>(a), static_cast<WrapType<T>>(b)));
+}
+
+// Complex a * b as numpy computes it: the textbook formula, no rescue of NaN results
+// from infinite parts (C's Annex G multiplication differs only there).
+template <Complex T>
+constexpr T ComplexMultiply(T a, T b) {
+  return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
+}
+
+// Complex a / b by Smith's method, as numpy: scaled by the larger part of b, so that
+// |b|^2 never overflows; a division by zero gives infinite or NaN parts.
+template <Complex T>
+constexpr T ComplexDivide(T a, T b) {
+  using R = typename T::value_type;
+  const R b_real = b.real() < 0 ? -b.real() : b.real();
+  const R b_imag = b.imag() < 0 ? -b.imag() : b.imag();
+  if (b_real >= b_imag) {
+    if (b_real == 0 && b_imag == 0) return {a.real() / b_real, a.imag() / b_real};
+    const R ratio = b.imag() / b.real();
+    const R scale = R{1} / (b.real() + b.imag() * ratio);
+    return {(a.real() + a.imag() * ratio) * scale, (a.imag() - a.real() * ratio) * scale};
+  }
+  const R ratio = b.real() / b.imag();
+  const R scale = R{1} / (b.imag() + b.real() * ratio);
+  return {(a.real() * ratio + a.imag()) * scale, (a.imag() * ratio - a.real()) * scale};
 }
 
 // What an op's operands compute in, by its row's TypeRule: the element type's own, a
@@ -60,7 +101,7 @@ struct ComputeFor<TypeRule::kFloat, T> {
 };
 template <class T>
 struct ComputeFor<TypeRule::kTrueDivide, T> {
-  using type = std::conditional_t<Real<T>, T, double>;  // numpy's only integer loop
+  using type = std::conditional_t<Real<T> || Complex<T>, T, double>;  // numpy's integer loop
 };
 template <class T>
 struct ComputeFor<TypeRule::kBoolAsInt8, T> {
@@ -74,7 +115,8 @@ template <class... T>
 struct TypeList {};
 using EveryElementType =
     TypeList<bool, std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t,
-             std::uint16_t, std::uint32_t, std::uint64_t, float, double>;
+             std::uint16_t, std::uint32_t, std::uint64_t, float, double, std::complex<float>,
+             std::complex<double>>;
 
 // What Kernel::Apply gives for kArity operands of type C, void where it is not defined.
 template <int kArity, class Kernel, class C>
@@ -88,28 +130,33 @@ constexpr auto ApplyResult() {
   }
 }
 
-// Whether Kernel follows kRule for operands of every element type T: it is defined
-// exactly for the dtypes the rule takes (on their compute type) and gives bool, or else
-// its compute type, as the rule says.
-template <int kArity, class Kernel, TypeRule kRule, class... T>
+// Whether Kernel follows kRule and kComplexRule for operands of every element type T: it
+// is defined exactly for the dtypes the rules take (on their compute type) and gives
+// bool, or else its compute type (for kComplexToReal on complex operands, the type of
+// their components), as the rules say.
+template <int kArity, class Kernel, TypeRule kRule, ComplexRule kComplexRule, class... T>
 constexpr bool FollowsRule(TypeList<T...>) {
   const auto follows = []<class U>(std::type_identity<U>) {
     using Compute = typename ComputeFor<kRule, U>::type;
     using Out = typename decltype(ApplyResult<kArity, Kernel, Compute>())::type;
-    const bool takes = (!Boolean<U> || TakesBool(kRule)) && (!Real<U> || TakesFloats(kRule));
-    using Expected = std::conditional_t<GivesBool(kRule), bool, Compute>;
+    const bool takes = (!Boolean<U> || TakesBool(kRule)) &&
+                       (!(Real<U> || Complex<U>) || TakesFloats(kRule)) &&
+                       (!Complex<U> || kComplexRule != ComplexRule::kRealOnly);
+    using Value = std::conditional_t<kComplexRule == ComplexRule::kComplexToReal,
+                                     typename ComponentOf<Compute>::type, Compute>;
+    using Expected = std::conditional_t<GivesBool(kRule), bool, Value>;
     return std::is_void_v<Out> ? !takes : takes && std::is_same_v<Out, Expected>;
   };
   return (follows(std::type_identity<T>{}) && ...);
 }
 
 // The kernel struct of a row of elementwise_ops.def (its static Apply) under the row's
-// type rule: the kernel for input dtype T converts each element to Compute<T>.
-template <int kArity, class Kernel, TypeRule kRule>
+// type rules: the kernel for input dtype T converts each element to Compute<T>.
+template <int kArity, class Kernel, TypeRule kRule, ComplexRule kComplexRule>
 struct Ruled : Kernel {
-  static_assert(FollowsRule<kArity, Kernel, kRule>(EveryElementType{}),
+  static_assert(FollowsRule<kArity, Kernel, kRule, kComplexRule>(EveryElementType{}),
                 "an elementwise kernel takes other dtypes, or gives another result, than "
-                "the type rule of its row in elementwise_ops.def says");
+                "the type rules of its row in elementwise_ops.def say");
   static constexpr TypeRule kTypeRule = kRule;
   template <class T>
   using Compute = typename ComputeFor<kRule, T>::type;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <complex>
 #include <cstdint>
 #include <mutex>
 #include <type_traits>
@@ -43,7 +44,13 @@ void FloatGemm(const GemmShape& s, const std::byte* a, const std::byte* b, std::
   const CBLAS_TRANSPOSE tb = s.trans_b ? CblasTrans : CblasNoTrans;
   const blasint lda = s.trans_a ? m : k;
   const blasint ldb = s.trans_b ? k : n;
-  if constexpr (std::is_same_v<T, double>) {
+  if constexpr (std::is_same_v<T, std::complex<double>>) {
+    const T one{1};  // alpha and beta: C += A B
+    cblas_zgemm(CblasRowMajor, ta, tb, m, n, k, &one, a, lda, b, ldb, &one, c, n);
+  } else if constexpr (std::is_same_v<T, std::complex<float>>) {
+    const T one{1};
+    cblas_cgemm(CblasRowMajor, ta, tb, m, n, k, &one, a, lda, b, ldb, &one, c, n);
+  } else if constexpr (std::is_same_v<T, double>) {
     cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, reinterpret_cast<const double*>(a), lda,
                 reinterpret_cast<const double*>(b), ldb, 1.0, reinterpret_cast<double*>(c), n);
   } else {
@@ -107,7 +114,7 @@ void IntegerGemm(const GemmShape& s, const std::byte* a_bytes, const std::byte* 
 GemmKernel GetGemmKernel(DType dtype) {
   return VisitDType(dtype, [](auto tag) -> GemmKernel {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (std::is_floating_point_v<T> || kIsComplex<T>) {
       return &FloatGemm<T>;
     } else {
       return &IntegerGemm<T>;

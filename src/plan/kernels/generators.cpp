@@ -45,6 +45,11 @@ void ForEachRow(const Shape& block_shape, Index tile_start, Index count, Fn&& fn
   }
 }
 
+// complex128's 16 bytes, moved as one value.
+struct Bytes16 {
+  std::uint64_t half[2];
+};
+
 // SplitMix64's output function (Steele, Lea, Flood 2014): a bijective 64-bit mix.
 constexpr std::uint64_t Mix(std::uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
@@ -76,6 +81,8 @@ struct ArangeRule {
       const auto delta = static_cast<std::uint64_t>(second_) - static_cast<std::uint64_t>(first_);
       return static_cast<T>(static_cast<std::uint64_t>(first_) +
                             static_cast<std::uint64_t>(i) * delta);
+    } else if constexpr (kIsComplex<T>) {
+      return first_ + T(static_cast<typename T::value_type>(i)) * (second_ - first_);
     } else {
       return first_ + static_cast<T>(i) * (second_ - first_);
     }
@@ -183,8 +190,10 @@ void GatherStrided(const std::byte* source, const Shape& byte_strides, std::int6
       return gather(TypeTag<std::uint32_t>{});
     case 8:
       return gather(TypeTag<std::uint64_t>{});
+    case 16:
+      return gather(TypeTag<Bytes16>{});
     default:
-      throw InvalidArgument("GatherStrided: itemsize must be 1, 2, 4 or 8, not " +
+      throw InvalidArgument("GatherStrided: itemsize must be 1, 2, 4, 8 or 16, not " +
                             std::to_string(itemsize));
   }
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -578,6 +579,114 @@ ReductionKernel MakeFloating(DType result) {
                         std::string(result.name()));
 }
 
+// ---- complex sums, products and means ---------------------------------------------
+
+// A complex accumulator in double precision (std::complex<double>'s two doubles,
+// trivially copyable whatever the library).
+struct ComplexState {
+  double re;
+  double im;
+};
+
+// Sum of n complex values in double precision, halved recursively (pairwise, as numpy
+// sums complex arrays) down to runs of 16.
+template <class T>
+ComplexState ComplexPairwiseSum(const T* x, Index n) {
+  if (n <= 16) {
+    ComplexState sum{0, 0};
+    for (Index i = 0; i < n; ++i) {
+      sum.re += static_cast<double>(x[i].real());
+      sum.im += static_cast<double>(x[i].imag());
+    }
+    return sum;
+  }
+  const Index half = n / 2;
+  const ComplexState a = ComplexPairwiseSum(x, half);
+  const ComplexState b = ComplexPairwiseSum(x + half, n - half);
+  return {a.re + b.re, a.im + b.im};
+}
+
+template <class R>
+R ComplexResult(ComplexState s) {
+  using Component = typename R::value_type;
+  return R(static_cast<Component>(s.re), static_cast<Component>(s.im));
+}
+
+// sum (kMean false) and mean of a complex type T into the complex type R.
+template <class T, class R, bool kMean>
+struct ComplexSumTraits : NoAfter {
+  using In = T;
+  using Out = R;
+  using State = ComplexState;
+  static State Identity() { return {0, 0}; }
+  static void Add(State& s, T x, Index) {
+    s.re += static_cast<double>(x.real());
+    s.im += static_cast<double>(x.imag());
+  }
+  static void AddRun(State& s, const T* x, Index n, Index, Index) {
+    const ComplexState sum = ComplexPairwiseSum(x, n);
+    s.re += sum.re;
+    s.im += sum.im;
+  }
+  static void Merge(State& a, const State& b) {
+    a.re += b.re;
+    a.im += b.im;
+  }
+  static Out Finish(const State& s, const ReductionFinish& how) {
+    if constexpr (kMean) {
+      const auto count = static_cast<double>(how.reduced_count);  // 0 / 0: NaN, as numpy
+      return ComplexResult<R>({s.re / count, s.im / count});
+    } else {
+      return ComplexResult<R>(s);
+    }
+  }
+};
+
+template <class T>
+struct ComplexProdTraits : NoAfter {
+  using In = T;
+  using Out = T;
+  using State = ComplexState;
+  static State Identity() { return {1, 0}; }
+  static void Add(State& s, T x, Index) {
+    Merge(s, {static_cast<double>(x.real()), static_cast<double>(x.imag())});
+  }
+  static void AddRun(State& s, const T* x, Index n, Index, Index) {
+    for (Index i = 0; i < n; ++i) Add(s, x[i], 0);
+  }
+  // numpy's multiplication (the textbook formula).
+  static void Merge(State& a, const State& b) {
+    a = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+  }
+  static Out Finish(const State& s, const ReductionFinish&) { return ComplexResult<T>(s); }
+};
+
+// The kernel of `op` for complex T: sums, products and means, and the truth tests;
+// ReductionResultType has refused the ordered reductions, var and std.
+template <class T>
+ReductionKernel ComplexReductionKernel(ReductionOp op, DType result) {
+  switch (op) {
+    case ReductionOp::kSum:
+      return Make<ComplexSumTraits<T, T, false>>();
+    case ReductionOp::kProd:
+      return Make<ComplexProdTraits<T>>();
+    case ReductionOp::kMean:
+      if (result == complex64) return Make<ComplexSumTraits<T, std::complex<float>, true>>();
+      return Make<ComplexSumTraits<T, std::complex<double>, true>>();
+    case ReductionOp::kAll:
+      return Make<TruthTraits<T, true>>();
+    case ReductionOp::kAny:
+      return Make<TruthTraits<T, false>>();
+    case ReductionOp::kCountNonzero:
+      return Make<CountNonzeroTraits<T>>();
+    default:
+      throw InvalidArgument(std::string(ReductionName(op)) + " is not defined for " +
+                            std::string(DTypeOf<T>().name()) +
+                            ": complex numbers have no order; reduce abs(x), real(x) or "
+                            "imag(x)");
+  }
+}
+
 template <class T, class R>
 using VarTraits = MomentTraits<T, R, false>;
 template <class T, class R>
@@ -589,8 +698,8 @@ ReductionKernel GetReductionKernel(ReductionOp op, DType input, DType result) {
   const bool same = input == result;
   const bool sum_or_prod = op == ReductionOp::kSum || op == ReductionOp::kProd;
   // numpy's default promotion: bool and integer sums and products in 64 bits.
-  const bool promoted =
-      sum_or_prod && input.kind() != DTypeKind::kFloat && (result == int64 || result == uint64);
+  const bool promoted = sum_or_prod && input.kind() != DTypeKind::kFloat &&
+                        !input.is_complex() && (result == int64 || result == uint64);
   const bool keeps_input = sum_or_prod || op == ReductionOp::kMin || op == ReductionOp::kMax;
   if (keeps_input && !same && !promoted) {
     throw InvalidArgument(std::string(ReductionName(op)) + " of " + std::string(input.name()) +
@@ -599,6 +708,14 @@ ReductionKernel GetReductionKernel(ReductionOp op, DType input, DType result) {
   }
   return VisitDType(input, [&](auto tag) -> ReductionKernel {
     using T = typename decltype(tag)::type;
+    if constexpr (kIsComplex<T>) {
+      if (op == ReductionOp::kMean && !result.is_complex()) {
+        throw InvalidArgument("mean of " + std::string(input.name()) + " into " +
+                              std::string(result.name()) + ": the mean of complex numbers "
+                              "is complex; request complex64 or complex128");
+      }
+      return ComplexReductionKernel<T>(op, result);
+    } else {
     switch (op) {
       case ReductionOp::kSum:
         if (result == int64 && !same) return Make<SumTraits<T, std::int64_t>>();
@@ -630,6 +747,7 @@ ReductionKernel GetReductionKernel(ReductionOp op, DType input, DType result) {
         return MakeFloating<StdTraits, T>(result);
     }
     throw InvalidArgument("unknown reduction");
+    }
   });
 }
 

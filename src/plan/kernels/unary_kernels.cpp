@@ -1,9 +1,11 @@
 // Unary elementwise ops: their numpy semantics (one struct each, see elementwise_ops.hpp),
 // signatures and loops.
 #include <cmath>
+#include <complex>
 #include <concepts>
 #include <cstdlib>
 #include <functional>
+#include <numbers>
 
 #include "elementwise_kernels.hpp"
 #include "elementwise_ops.hpp"
@@ -12,12 +14,14 @@ namespace tessera::kernels {
 namespace {
 
 using detail::Boolean;
+using detail::Complex;
 using detail::Integer;
 using detail::Number;
+using detail::Numeric;
 using detail::Real;
 
 struct Negative {
-  template <Number T>
+  template <Numeric T>
   static T Apply(T x) {
     if constexpr (Integer<T>) {
       return detail::Wrap<std::minus<>>(T{0}, x);
@@ -28,7 +32,7 @@ struct Negative {
 };
 
 struct Positive {
-  template <Number T>
+  template <Numeric T>
   static T Apply(T x) {
     return x;
   }
@@ -36,21 +40,28 @@ struct Positive {
 
 struct Abs {
   template <class T>
-  static T Apply(T x) {
-    if constexpr (Real<T>) {
+  static auto Apply(T x) {
+    if constexpr (Complex<T>) {
+      return std::abs(x);  // hypot of the parts: no overflow in between
+    } else if constexpr (Real<T>) {
       return std::fabs(x);
     } else if constexpr (std::is_signed_v<T>) {
       return x < 0 ? detail::Wrap<std::minus<>>(T{0}, x) : x;  // abs(INT_MIN) == INT_MIN
     } else {
-      return x;
+      return T{x};
     }
   }
 };
 
 struct Sign {
-  template <Number T>
+  template <Numeric T>
   static T Apply(T x) {
-    if constexpr (Real<T>) {
+    if constexpr (Complex<T>) {
+      // The standard's (and numpy 2's) x / |x|, 0 for 0; NaN parts give NaN.
+      const auto magnitude = std::abs(x);
+      if (magnitude == 0) return T{};
+      return {x.real() / magnitude, x.imag() / magnitude};
+    } else if constexpr (Real<T>) {
       return x > 0 ? T{1} : (x < 0 ? T{-1} : (x == 0 ? T{0} : x));  // NaN stays NaN
     } else if constexpr (std::is_signed_v<T>) {
       return static_cast<T>(x > 0 ? 1 : (x < 0 ? -1 : 0));
@@ -61,31 +72,40 @@ struct Sign {
 };
 
 struct Square {
-  template <Number T>
+  template <Numeric T>
   static T Apply(T x) {
     if constexpr (Integer<T>) {
       return detail::Wrap<std::multiplies<>>(x, x);
+    } else if constexpr (Complex<T>) {
+      return detail::ComplexMultiply(x, x);
     } else {
       return x * x;
     }
   }
 };
 
-// exp, log, sin, ...: Fn on floats; integer and bool operands compute in FloatFor.
+// exp, log, sin, ...: Fn on floats and complex numbers (<complex>'s overloads, which
+// follow C99's Annex G at branch cuts and infinities, as numpy's do); integer and bool
+// operands compute in FloatFor.
 template <class Fn>
 struct Math {
-  template <Real T>
+  template <class T>
+    requires Real<T> || Complex<T>
   static T Apply(T x) {
     return Fn{}(x);
   }
 };
 
-// floor, ceil, trunc, round: Fn on floats, the identity on integers and bool.
-template <class Fn>
+// floor, ceil, trunc, round: Fn on floats, the identity on integers and bool; on complex
+// numbers (round only, kRoundsComplex) Fn on each part.
+template <class Fn, bool kRoundsComplex>
 struct Rounding {
   template <class T>
+    requires(!Complex<T> || kRoundsComplex)
   static T Apply(T x) {
-    if constexpr (Real<T>) {
+    if constexpr (Complex<T>) {
+      return {Fn{}(x.real()), Fn{}(x.imag())};
+    } else if constexpr (Real<T>) {
       return Fn{}(x);
     } else {
       return x;
@@ -93,16 +113,79 @@ struct Rounding {
   }
 };
 
-// isnan, isinf, isfinite: Fn on floats; integers and bool are never NaN or infinite.
+// isnan, isinf, isfinite: Fn on floats; integers and bool are never NaN or infinite. A
+// complex number is NaN or infinite when either part is (kAnyPart), finite when both
+// parts are.
 template <class Fn, bool kIntegerResult>
 struct Classify {
   template <class T>
   static bool Apply(T x) {
-    if constexpr (Real<T>) {
+    if constexpr (Complex<T>) {
+      return kIntegerResult ? Fn{}(x.real()) && Fn{}(x.imag()) : Fn{}(x.real()) || Fn{}(x.imag());
+    } else if constexpr (Real<T>) {
       return Fn{}(x);
     } else {
       return kIntegerResult;
     }
+  }
+};
+
+// real, imag, conj: the parts and the conjugate of a complex number; on real numbers
+// the number itself, zero, and the number itself (numpy's np.real, np.imag, np.conj).
+struct RealPart {
+  template <class T>
+  static auto Apply(T x) {
+    if constexpr (Complex<T>) {
+      return x.real();
+    } else {
+      return T{x};
+    }
+  }
+};
+struct ImagPart {
+  template <class T>
+  static auto Apply(T x) {
+    if constexpr (Complex<T>) {
+      return x.imag();
+    } else {
+      return T{};
+    }
+  }
+};
+struct Conjugate {
+  template <class T>
+  static T Apply(T x) {
+    if constexpr (Complex<T>) {
+      return std::conj(x);
+    } else {
+      return x;
+    }
+  }
+};
+
+// expm1, log1p and log2 of a complex number, which <complex> lacks; accurate near 0
+// where exp(z) - 1 and log(1 + z) would cancel.
+struct ComplexExpm1 {
+  template <Complex T>
+  T operator()(T z) const {
+    using R = typename T::value_type;
+    const R half_sin = std::sin(z.imag() / 2);
+    // exp(x + iy) - 1 = (expm1(x) cos y + (cos y - 1)) + i exp(x) sin y, cos y - 1 = -2 sin^2(y/2)
+    return {std::expm1(z.real()) * std::cos(z.imag()) - 2 * half_sin * half_sin,
+            std::exp(z.real()) * std::sin(z.imag())};
+  }
+};
+struct ComplexLog1p {
+  template <Complex T>
+  T operator()(T z) const {
+    using R = typename T::value_type;
+    const R x = z.real();
+    const R y = z.imag();
+    // |1 + z|^2 = 1 + (2x + x^2 + y^2): log1p of the bracket keeps small z exact.
+    if (std::isfinite(x) && std::isfinite(y) && std::abs(x) < R{0.5} && std::abs(y) < R{0.5}) {
+      return {std::log1p(x * (2 + x) + y * y) / 2, std::atan2(y, 1 + x)};
+    }
+    return std::log(T(1 + x, y));
   }
 };
 
@@ -128,10 +211,20 @@ struct BitwiseInvert {
 // clang-format off
 using Sqrt = Math<decltype([](auto x) { return std::sqrt(x); })>;
 using Exp = Math<decltype([](auto x) { return std::exp(x); })>;
-using Expm1 = Math<decltype([](auto x) { return std::expm1(x); })>;
+using Expm1 = Math<decltype([]<class T>(T x) {
+  if constexpr (Complex<T>) return ComplexExpm1{}(x); else return std::expm1(x);
+})>;
 using Log = Math<decltype([](auto x) { return std::log(x); })>;
-using Log1p = Math<decltype([](auto x) { return std::log1p(x); })>;
-using Log2 = Math<decltype([](auto x) { return std::log2(x); })>;
+using Log1p = Math<decltype([]<class T>(T x) {
+  if constexpr (Complex<T>) return ComplexLog1p{}(x); else return std::log1p(x);
+})>;
+using Log2 = Math<decltype([]<class T>(T x) {
+  if constexpr (Complex<T>) {
+    return T(std::log(x) / std::numbers::ln2_v<typename T::value_type>);
+  } else {
+    return std::log2(x);
+  }
+})>;
 using Log10 = Math<decltype([](auto x) { return std::log10(x); })>;
 using Sin = Math<decltype([](auto x) { return std::sin(x); })>;
 using Cos = Math<decltype([](auto x) { return std::cos(x); })>;
@@ -145,11 +238,11 @@ using Tanh = Math<decltype([](auto x) { return std::tanh(x); })>;
 using Asinh = Math<decltype([](auto x) { return std::asinh(x); })>;
 using Acosh = Math<decltype([](auto x) { return std::acosh(x); })>;
 using Atanh = Math<decltype([](auto x) { return std::atanh(x); })>;
-using Floor = Rounding<decltype([](auto x) { return std::floor(x); })>;
-using Ceil = Rounding<decltype([](auto x) { return std::ceil(x); })>;
-using Trunc = Rounding<decltype([](auto x) { return std::trunc(x); })>;
+using Floor = Rounding<decltype([](auto x) { return std::floor(x); }), false>;
+using Ceil = Rounding<decltype([](auto x) { return std::ceil(x); }), false>;
+using Trunc = Rounding<decltype([](auto x) { return std::trunc(x); }), false>;
 // Half to even, as numpy: nearbyint under the default rounding mode.
-using Round = Rounding<decltype([](auto x) { return std::nearbyint(x); })>;
+using Round = Rounding<decltype([](auto x) { return std::nearbyint(x); }), true>;
 using IsNan = Classify<decltype([](auto x) { return std::isnan(x); }), false>;
 using IsInf = Classify<decltype([](auto x) { return std::isinf(x); }), false>;
 using IsFinite = Classify<decltype([](auto x) { return std::isfinite(x); }), true>;
@@ -164,9 +257,9 @@ concept DefinedFor = requires(typename Op::template Compute<T> x) {
 template <class Fn>
 decltype(auto) VisitUnaryOp(UnaryOp op, Fn&& fn) {
   switch (op) {
-#define TESSERA_UNARY_OP(name, Kernel, aliases, rule) \
+#define TESSERA_UNARY_OP(name, Kernel, aliases, rule, complex) \
   case UnaryOp::k##Kernel:                            \
-    return fn(detail::Ruled<1, Kernel, TypeRule::rule>{});
+    return fn(detail::Ruled<1, Kernel, TypeRule::rule, ComplexRule::complex>{});
 #include "tessera/plan/internal/elementwise_ops.def"
   }
   std::abort();  // not an enumerator of elementwise_ops.def
@@ -192,10 +285,13 @@ Signature ResolveUnary(UnaryOp op, DType operand) {
         using Compute = typename Op::template Compute<T>;
         return {DTypeOf<Compute>(), DTypeOf<decltype(Op::Apply(Compute{}))>()};
       } else {
-        throw detail::NotDefined(Name(op), operand.name(),
-                                 op == UnaryOp::kNegative
-                                     ? "use logical_not to flip booleans, or cast with astype first"
-                                     : "cast with astype first");
+        throw detail::NotDefined(
+            Name(op), operand.name(),
+            operand.is_complex() ? "complex numbers have no order or bits; apply it to real(x), "
+                                   "imag(x) or abs(x)"
+            : op == UnaryOp::kNegative
+                ? "use logical_not to flip booleans, or cast with astype first"
+                : "cast with astype first");
       }
     });
   });

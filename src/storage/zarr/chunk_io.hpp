@@ -40,8 +40,8 @@
 
 namespace tessera::zarr_detail {
 
-// The largest item size of a Tessera dtype (float64, int64, uint64).
-inline constexpr std::size_t kMaxItemSize = 8;
+// The largest item size of a Tessera dtype (complex128).
+inline constexpr std::size_t kMaxItemSize = 16;
 
 // The buffers one thread reuses across the chunks it handles. Reuse matters: touching fresh pages
 // costs more than compressing them.

@@ -29,6 +29,12 @@ template <>
 struct UIntOfSize<8> {
   using type = std::uint64_t;
 };
+template <>
+struct UIntOfSize<16> {  // complex128: moved whole, never swapped whole
+  struct type {
+    std::uint64_t half[2];
+  };
+};
 template <int kSize>
 using UInt = typename UIntOfSize<kSize>::type;
 
@@ -38,9 +44,20 @@ inline std::uint64_t SwapBytes(std::uint64_t value) { return __builtin_bswap64(v
 
 template <int kSize, ElementTransform kTransform>
 inline void CopyElement(const std::byte* src, std::byte* dst) {
+  if constexpr (kTransform == ElementTransform::kByteSwapHalves) {
+    // A complex item: each part is a float of its own byte order.
+    constexpr int kHalf = kSize / 2;
+    UInt<kHalf> parts[2];
+    std::memcpy(parts, src, kSize);
+    parts[0] = SwapBytes(parts[0]);
+    parts[1] = SwapBytes(parts[1]);
+    std::memcpy(dst, parts, kSize);
+    return;
+  }
   UInt<kSize> value;
   std::memcpy(&value, src, kSize);
   if constexpr (kTransform == ElementTransform::kByteSwap) {
+    static_assert(kSize <= 8, "16-byte items are complex: their halves are swapped");
     value = SwapBytes(value);
   } else if constexpr (kTransform == ElementTransform::kNormalizeBool) {
     value = static_cast<UInt<kSize>>(value != 0);
@@ -66,10 +83,14 @@ void DispatchItem(Index itemsize, ElementTransform transform, Fn&& fn) {
       return fn.template operator()<4, kNone>();
     case 8:
       if (swap) return fn.template operator()<8, kByteSwap>();
+      if (transform == kByteSwapHalves) return fn.template operator()<8, kByteSwapHalves>();
       return fn.template operator()<8, kNone>();
+    case 16:
+      if (transform == kByteSwapHalves) return fn.template operator()<16, kByteSwapHalves>();
+      return fn.template operator()<16, kNone>();
     default:
       throw InvalidArgument("chunk layout: unsupported item size " + std::to_string(itemsize) +
-                            " (expected 1, 2, 4 or 8)");
+                            " (expected 1, 2, 4, 8 or 16)");
   }
 }
 
@@ -255,6 +276,7 @@ ChunkLayout ChunkLayout::For(const ZarrMetadata& metadata) {
   layout.order = metadata.order;
   layout.byteswap = layout.itemsize > 1 && metadata.byte_order == ByteOrder::kBig;
   layout.is_bool = metadata.dtype == bool_;
+  layout.is_complex = metadata.dtype.is_complex();
   return layout;
 }
 
@@ -280,7 +302,8 @@ bool ChunkLayout::IsIdentityFor(std::span<const Index> block_shape) const {
 }
 
 ElementTransform ChunkLayout::WriteTransform() const {
-  return byteswap ? ElementTransform::kByteSwap : ElementTransform::kNone;
+  if (!byteswap) return ElementTransform::kNone;
+  return is_complex ? ElementTransform::kByteSwapHalves : ElementTransform::kByteSwap;
 }
 
 ElementTransform ChunkLayout::ReadTransform() const {
@@ -291,7 +314,14 @@ ElementTransform ChunkLayout::ReadTransform() const {
 void ChunkLayout::StoredFill(std::span<const std::byte> fill_native,
                              std::span<std::byte> out) const {
   std::copy(fill_native.begin(), fill_native.end(), out.begin());
-  if (byteswap) std::reverse(out.begin(), out.end());
+  if (!byteswap) return;
+  if (is_complex) {
+    const auto half = static_cast<std::ptrdiff_t>(out.size() / 2);
+    std::reverse(out.begin(), out.begin() + half);
+    std::reverse(out.begin() + half, out.end());
+  } else {
+    std::reverse(out.begin(), out.end());
+  }
 }
 
 Shape ByteStrides(std::span<const Index> shape, Index itemsize) {

@@ -40,15 +40,17 @@ static_assert(std::endian::native == std::endian::little,
 enum class ElementTransform : std::uint8_t {
   kNone,
   kByteSwap,       // reverse the bytes of a 2-, 4- or 8-byte item
+  kByteSwapHalves,  // reverse the bytes of each half of an 8- or 16-byte complex item
   kNormalizeBool,  // 1-byte items: nonzero -> 1
 };
 
 struct ChunkLayout {
   Shape chunk_shape;      // the full (unclipped) chunk shape
-  Index itemsize = 1;     // bytes per element: 1, 2, 4 or 8
+  Index itemsize = 1;     // bytes per element: 1, 2, 4, 8 or 16
   char order = 'C';       // 'C' or 'F': element order inside a stored chunk
   bool byteswap = false;  // stored byte order differs from native (itemsize > 1)
   bool is_bool = false;   // bool elements: normalised on read
+  bool is_complex = false;  // complex elements: each part has the stored byte order
 
   static ChunkLayout For(const ZarrMetadata& metadata);
 
@@ -78,7 +80,7 @@ Shape ByteStrides(std::span<const Index> shape, Index itemsize);
 // Copies a box of `shape` elements between two strided views, applying `transform`
 // to every element. Iterates in the destination's memory order; contiguous runs are
 // copied with memcpy, transposed pairs of dimensions in cache-sized tiles.
-// REQUIRES: itemsize in {1, 2, 4, 8}; views do not overlap.
+// REQUIRES: itemsize in {1, 2, 4, 8, 16}; views do not overlap.
 void CopyBox(std::span<const Index> shape, const std::byte* src, std::span<const Index> src_strides,
              std::byte* dst, std::span<const Index> dst_strides, Index itemsize,
              ElementTransform transform);

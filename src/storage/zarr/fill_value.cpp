@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -73,6 +74,9 @@ std::string NumberText(double number) {
   return error == std::errc() ? std::string(text.data(), end) : std::to_string(number);
 }
 
+template <class T, class Unrepresentable>
+T FillAsReal(const FillValue& fill, DType dtype, const Unrepresentable& unrepresentable);
+
 // `fill` converted to T; throws InvalidArgument when T cannot hold it.
 template <class T>
 T FillAs(const FillValue& fill, DType dtype) {
@@ -82,6 +86,28 @@ T FillAs(const FillValue& fill, DType dtype) {
   };
   if (std::holds_alternative<std::monostate>(fill)) return T{};
   if (const bool* flag = std::get_if<bool>(&fill)) return static_cast<T>(*flag);
+  if constexpr (kIsComplex<T>) {
+    using Component = typename T::value_type;
+    if (const auto* value = std::get_if<std::complex<double>>(&fill)) {
+      return T(FillAs<Component>(value->real(), RealDType(dtype)),
+               FillAs<Component>(value->imag(), RealDType(dtype)));
+    }
+    return T(FillAs<Component>(fill, RealDType(dtype)), Component{0});
+  } else {
+    if (const auto* value = std::get_if<std::complex<double>>(&fill)) {
+      if (value->imag() != 0) {
+        throw unrepresentable("(" + NumberText(value->real()) + "+" + NumberText(value->imag()) +
+                              "j)");
+      }
+      return FillAs<T>(value->real(), dtype);
+    }
+    return FillAsReal<T>(fill, dtype, unrepresentable);
+  }
+}
+
+// FillAs for a real T, the fill holding no complex number.
+template <class T, class Unrepresentable>
+T FillAsReal(const FillValue& fill, DType dtype, const Unrepresentable& unrepresentable) {
   if constexpr (std::is_same_v<T, bool>) {
     if (const double* number = std::get_if<double>(&fill)) return *number != 0;
     if (const auto* value = std::get_if<std::int64_t>(&fill)) return *value != 0;
@@ -118,6 +144,41 @@ T FillAs(const FillValue& fill, DType dtype) {
     if (const auto* value = std::get_if<std::int64_t>(&*integer)) return static_cast<T>(*value);
     return static_cast<T>(std::get<std::uint64_t>(*integer));
   }
+}
+
+// A float fill value of `dtype` (float32 or float64): a number, "NaN", "Infinity" or
+// "-Infinity"; FormatError naming `where` otherwise.
+double ParseFloatFill(const Json& value, DType dtype, const std::string& dtype_text,
+                      std::string_view where) {
+  constexpr std::string_view kKey = "fill_value";
+  const std::string expected =
+      "a number, \"NaN\", \"Infinity\", \"-Infinity\" or null for " + dtype_text;
+  double number = 0;
+  if (value.is_number()) {
+    number = value.get<double>();
+  } else if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    if (text == "NaN") {
+      number = std::numeric_limits<double>::quiet_NaN();
+    } else if (text == "Infinity") {
+      number = std::numeric_limits<double>::infinity();
+    } else if (text == "-Infinity") {
+      number = -std::numeric_limits<double>::infinity();
+    } else {
+      Fail(where, kKey, expected, value);
+    }
+  } else {
+    Fail(where, kKey, expected, value);
+  }
+  if (dtype == float32 && std::isfinite(number) &&
+      std::fabs(number) > static_cast<double>(std::numeric_limits<float>::max())) {
+    Fail(where, kKey,
+         "a number within float32's range (|x| <= 3.4028234663852886e+38), \"NaN\", "
+         "\"Infinity\", \"-Infinity\" or null for " +
+             dtype_text,
+         value);
+  }
+  return number;
 }
 
 }  // namespace
@@ -161,45 +222,40 @@ FillValue ParseFillValue(const Json& value, DType dtype, std::string_view typest
       if (!integer || !InRange(*integer, range)) Fail(where, kKey, expected, value);
       return *integer;
     }
+    case DTypeKind::kComplex: {
+      // zarr-python's form: [real, imaginary], each a float of the component dtype.
+      const DType component = RealDType(dtype);
+      if (value.is_array() && value.size() == 2) {
+        return std::complex<double>(ParseFloatFill(value[0], component, dtype_text, where),
+                                    ParseFloatFill(value[1], component, dtype_text, where));
+      }
+      if (value.is_number()) return std::complex<double>(value.get<double>(), 0.0);
+      Fail(where, kKey,
+           "[real, imaginary] (each a number, \"NaN\", \"Infinity\" or \"-Infinity\") or "
+           "null for " + dtype_text,
+           value);
+    }
     case DTypeKind::kFloat:
       break;
   }
-  const std::string expected =
-      "a number, \"NaN\", \"Infinity\", \"-Infinity\" or null for " + dtype_text;
-  double number = 0;
-  if (value.is_number()) {
-    number = value.get<double>();
-  } else if (value.is_string()) {
-    const auto& text = value.get_ref<const std::string&>();
-    if (text == "NaN") {
-      number = std::numeric_limits<double>::quiet_NaN();
-    } else if (text == "Infinity") {
-      number = std::numeric_limits<double>::infinity();
-    } else if (text == "-Infinity") {
-      number = -std::numeric_limits<double>::infinity();
-    } else {
-      Fail(where, kKey, expected, value);
-    }
-  } else {
-    Fail(where, kKey, expected, value);
-  }
-  if (dtype == float32 && std::isfinite(number) &&
-      std::fabs(number) > static_cast<double>(std::numeric_limits<float>::max())) {
-    Fail(where, kKey,
-         "a number within float32's range (|x| <= 3.4028234663852886e+38), \"NaN\", "
-         "\"Infinity\", \"-Infinity\" or null for " +
-             dtype_text,
-         value);
-  }
-  return number;
+  return ParseFloatFill(value, dtype, dtype_text, where);
 }
 
 Json FillValueToJson(const FillValue& fill, DType dtype) {
+  if (dtype.is_complex() && !std::holds_alternative<std::monostate>(fill)) {
+    const auto value = FillAs<std::complex<double>>(fill, dtype);
+    return Json::array({FillValueToJson(value.real(), RealDType(dtype)),
+                        FillValueToJson(value.imag(), RealDType(dtype))});
+  }
   return std::visit(
       [dtype](const auto& value) -> Json {
         using V = std::decay_t<decltype(value)>;
         if constexpr (std::is_same_v<V, std::monostate>) {
           return nullptr;
+        } else if constexpr (std::is_same_v<V, std::complex<double>>) {
+          // A real dtype holds the real part (EncodeFillElement refuses a nonzero
+          // imaginary part).
+          return FillValueToJson(value.real(), dtype);
         } else if constexpr (std::is_same_v<V, double>) {
           // A bool array holds (value != 0), as EncodeFillElement stores it; written as a
           // boolean because ParseFillValue reads only booleans and 0 / 1 for bool.

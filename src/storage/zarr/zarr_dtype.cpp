@@ -23,10 +23,13 @@ std::string ZarrTypestr(DType dtype, ByteOrder byte_order) {
     case DTypeKind::kUnsignedInt:
       kind = 'u';
       break;
+    case DTypeKind::kComplex:
+      kind = 'c';
+      break;
     case DTypeKind::kFloat:
       break;
   }
-  return std::string{order, kind, static_cast<char>('0' + dtype.itemsize())};
+  return std::string{order, kind} + std::to_string(dtype.itemsize());
 }
 
 std::pair<DType, ByteOrder> ParseZarrTypestr(std::string_view typestr) {
@@ -34,7 +37,7 @@ std::pair<DType, ByteOrder> ParseZarrTypestr(std::string_view typestr) {
     return InvalidArgument("unsupported Zarr dtype \"" + std::string(typestr) +
                            "\"; supported: " + std::string(zarr_detail::kSupportedZarrTypestrs));
   };
-  if (typestr.size() != 3) throw unsupported();
+  if (typestr.size() != 3 && typestr.size() != 4) throw unsupported();
   const char order = typestr[0];
   if (order != '<' && order != '>' && order != '|') throw unsupported();
   std::optional<DType> dtype;
@@ -50,6 +53,8 @@ std::pair<DType, ByteOrder> ParseZarrTypestr(std::string_view typestr) {
   if (code == "u8") dtype = uint64;
   if (code == "f4") dtype = float32;
   if (code == "f8") dtype = float64;
+  if (code == "c8") dtype = complex64;
+  if (code == "c16") dtype = complex128;
   if (!dtype) throw unsupported();
   // numpy writes '|' ("not applicable") for single bytes; '<' and '>' mean the same there.
   if (dtype->itemsize() == 1) return {*dtype, ByteOrder::kLittle};

@@ -6,6 +6,7 @@
 //   const kernels::ElementwiseOp* atan2 = kernels::FindElementwiseOp("arctan2");  // alias
 //   atan2->arity;                                   // 2
 //   kernels::TakesFloats(atan2->rule);              // true
+//   atan2->complex_rule;                            // ComplexRule::kRealOnly
 //
 // Code that needs identifiers (enumerators, kernel structs, C++ functions) includes
 // elementwise_ops.def itself with its own macros; everything else reads this table.
@@ -34,6 +35,16 @@ enum class TypeRule : std::uint8_t {
   kShift,           // integers only; bool computes in int8 (bitwise_left_shift)
 };
 
+// What an op does with complex64 and complex128 operands (the standard's table of which
+// functions take "numeric" and which "real-valued" dtypes).
+enum class ComplexRule : std::uint8_t {
+  kRealOnly,        // undefined for complex dtypes (floor, maximum, less, atan2)
+  kComplex,         // takes them; the result has the operand's complex dtype, or bool
+                    // where the type rule gives bool (exp, add, equal, isnan)
+  kComplexToReal,   // takes them; the result is the real dtype of their components
+                    // (abs, real, imag: complex64 -> float32)
+};
+
 constexpr bool TakesBool(TypeRule rule) { return rule != TypeRule::kPromoteNumbers; }
 constexpr bool TakesFloats(TypeRule rule) {
   return rule != TypeRule::kBitwise && rule != TypeRule::kShift;
@@ -51,13 +62,16 @@ struct ElementwiseOp {
   std::string_view aliases;  // numpy's other names, space-separated: "arctan2"; or ""
   int arity;                 // 1 or 2
   TypeRule rule;
+  ComplexRule complex_rule;
 };
 
 namespace detail {
 // clang-format off
 inline constexpr ElementwiseOp kElementwiseOps[] = {
-#define TESSERA_UNARY_OP(name, Kernel, aliases, rule) {#name, aliases, 1, TypeRule::rule},
-#define TESSERA_BINARY_OP(name, Kernel, aliases, rule) {#name, aliases, 2, TypeRule::rule},
+#define TESSERA_UNARY_OP(name, Kernel, aliases, rule, complex) \
+  {#name, aliases, 1, TypeRule::rule, ComplexRule::complex},
+#define TESSERA_BINARY_OP(name, Kernel, aliases, rule, complex) \
+  {#name, aliases, 2, TypeRule::rule, ComplexRule::complex},
 #include "tessera/plan/internal/elementwise_ops.def"
 };
 // clang-format on
