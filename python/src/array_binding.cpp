@@ -224,7 +224,9 @@ void BindArray(nb::module_& m) {
           "The plan as Graphviz (FinalizedPlan.visualize); Cubed's optimize_graph= and "
           "optimize_function= are accepted (Tessera always optimizes).")
       .def("to_zarr", &ToZarr, nb::arg("store"), nb::kw_only(), nb::arg("overwrite") = true,
-           nb::arg("resume") = false)
+           nb::arg("resume") = false,
+           "Plans, runs and writes x as a Zarr array at directory `store`, atomically (resume: "
+           "keep the chunks a failed run wrote).")
       .def("__getitem__", &GetItem, nb::arg("key"),
            nb::sig("def __getitem__(self, key: object) -> Array"),
            "x[key]: integers, slices (with steps), ..., None and integer arrays (numpy's "

@@ -49,10 +49,19 @@ void BindCreation(nb::module_& m) {
       },
       nb::arg("obj"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("chunks") = nb::none(),
       nb::arg("spec") = nb::none(), "A lazy array of a copy of `obj` (numpy's asarray).");
-  using Constant = Array (*)(Shape, DType, Shape, const Spec&);
-  for (const auto& [name, make] : {std::pair<const char*, Constant>{"ones", &ones},
-                                   std::pair<const char*, Constant>{"zeros", &zeros}}) {
-    const Constant constant = make;
+  struct Constant {
+    const char* name;
+    Array (*make)(Shape, DType, Shape, const Spec&);
+    const char* doc;
+  };
+  for (const auto& [name, make, doc] :
+       {Constant{"ones", &ones,
+                 "An array of ones of shape (float64 unless dtype), chunked as chunks under "
+                 "spec; lazy, nothing stored."},
+        Constant{"zeros", &zeros,
+                 "An array of zeros of shape (float64 unless dtype), chunked as chunks under "
+                 "spec; lazy, nothing stored."}}) {
+    const auto constant = make;
     m.def(
         name,
         [constant](nb::handle shape, nb::handle dtype, nb::handle chunks, nb::handle spec) {
@@ -61,7 +70,7 @@ void BindCreation(nb::module_& m) {
                           SpecOr(spec));
         },
         nb::arg("shape"), nb::kw_only(), nb::arg("dtype") = nb::none(),
-        nb::arg("chunks") = nb::none(), nb::arg("spec") = nb::none());
+        nb::arg("chunks") = nb::none(), nb::arg("spec") = nb::none(), doc);
   }
   m.def(
       "full",
@@ -73,7 +82,9 @@ void BindCreation(nb::module_& m) {
         return full(extents, value, type, ChunksFrom(chunks, extents), SpecOr(spec));
       },
       nb::arg("shape"), nb::arg("fill_value"), nb::kw_only(), nb::arg("dtype") = nb::none(),
-      nb::arg("chunks") = nb::none(), nb::arg("spec") = nb::none());
+      nb::arg("chunks") = nb::none(), nb::arg("spec") = nb::none(),
+      "An array of shape holding fill_value everywhere (dtype: numpy's for the Python number "
+      "unless given); lazy, nothing stored.");
   m.def(
       "arange",
       [](nb::handle start, nb::handle stop, nb::handle step, nb::handle dtype, nb::handle chunks,
@@ -95,26 +106,31 @@ void BindCreation(nb::module_& m) {
         return arange(begin, end, stride, type, chunk.empty() ? length : chunk[0], SpecOr(spec));
       },
       nb::arg("start"), nb::arg("stop") = nb::none(), nb::arg("step") = 1, nb::kw_only(),
-      nb::arg("dtype") = nb::none(), nb::arg("chunks") = nb::none(), nb::arg("spec") = nb::none());
+      nb::arg("dtype") = nb::none(), nb::arg("chunks") = nb::none(), nb::arg("spec") = nb::none(),
+      "Evenly spaced values in [start, stop) by step (arange(n): 0 .. n - 1), as numpy's "
+      "arange; int64 when all three are ints, float64 otherwise. Lazy, nothing stored.");
   m.def(
       "ones_like",
       [](const Array& x, nb::handle dtype) {
         return dtype.is_none() ? ones_like(x) : ones_like(x, DTypeFrom(dtype));
       },
-      nb::arg("x"), nb::kw_only(), nb::arg("dtype") = nb::none());
+      nb::arg("x"), nb::kw_only(), nb::arg("dtype") = nb::none(),
+      "Ones of x's shape, chunks and spec (x's dtype unless given); lazy.");
   m.def(
       "zeros_like",
       [](const Array& x, nb::handle dtype) {
         return dtype.is_none() ? zeros_like(x) : zeros_like(x, DTypeFrom(dtype));
       },
-      nb::arg("x"), nb::kw_only(), nb::arg("dtype") = nb::none());
+      nb::arg("x"), nb::kw_only(), nb::arg("dtype") = nb::none(),
+      "Zeros of x's shape, chunks and spec (x's dtype unless given); lazy.");
   m.def(
       "full_like",
       [](const Array& x, nb::handle fill_value, nb::handle dtype) {
         const Scalar value = ScalarFrom(fill_value);
         return dtype.is_none() ? full_like(x, value) : full_like(x, value, DTypeFrom(dtype));
       },
-      nb::arg("x"), nb::arg("fill_value"), nb::kw_only(), nb::arg("dtype") = nb::none());
+      nb::arg("x"), nb::arg("fill_value"), nb::kw_only(), nb::arg("dtype") = nb::none(),
+      "fill_value everywhere, in x's shape, chunks and spec (x's dtype unless given); lazy.");
 
   nb::module_ random_module = m.def_submodule("random", "Random arrays (Cubed's cubed.random).");
   random_module.def(

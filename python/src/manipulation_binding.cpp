@@ -12,19 +12,27 @@ void BindManipulation(nb::module_& m) {
   m.def(
       "rechunk",
       [](const Array& x, nb::handle chunks) { return x.rechunk(ChunksFrom(chunks, x.shape())); },
-      nb::arg("x"), nb::arg("chunks"));
+      nb::arg("x"), nb::arg("chunks"),
+      "x's values on another chunk grid (an int, a tuple, -1 or None for a whole axis, or "
+      "dask's tuples of sizes); lazy. The planner moves them through memory, disk or both, "
+      "whichever the budget allows at the least cost.");
   m.def(
       "permute_dims",
       [](const Array& x, std::vector<int> axes) { return permute_dims(x, std::move(axes)); },
-      nb::arg("x"), nb::arg("axes"));
+      nb::arg("x"), nb::arg("axes"),
+      "x with its axes in the order `axes` (a permutation); lazy, each block transposed as "
+      "it is read.");
   m.def(
-      "matrix_transpose", [](const Array& x) { return matrix_transpose(x); }, nb::arg("x"));
+      "matrix_transpose", [](const Array& x) { return matrix_transpose(x); }, nb::arg("x"),
+      "x with its last two axes swapped; lazy.");
   m.def(
       "expand_dims", [](const Array& x, nb::handle axis) { return expand_dims(x, AxesFrom(axis)); },
-      nb::arg("x"), nb::kw_only(), nb::arg("axis") = 0);
+      nb::arg("x"), nb::kw_only(), nb::arg("axis") = 0,
+      "x with an axis of extent 1 inserted at each of `axis` (an int or a tuple); lazy.");
   m.def(
       "squeeze", [](const Array& x, nb::handle axis) { return squeeze(x, AxesFrom(axis)); },
-      nb::arg("x"), nb::kw_only(), nb::arg("axis"));
+      nb::arg("x"), nb::kw_only(), nb::arg("axis"),
+      "x without the axes `axis` (an int or a tuple), each of extent 1; lazy.");
   m.def(
       "broadcast_to",
       [](const Array& x, nb::handle shape) { return broadcast_to(x, ShapeFrom(shape)); },
@@ -46,29 +54,38 @@ void BindManipulation(nb::module_& m) {
       nb::arg("x"), nb::arg("shift"), nb::kw_only(), nb::arg("axis") = nb::none(),
       "x with its elements shifted by `shift` along `axis` (every axis of the flattened array "
       "when None), wrapping around; several shifts and axes roll each axis by its own.");
-  m.def("broadcast_arrays",
-        [](const std::vector<Array>& arrays) { return broadcast_arrays(arrays); });
+  m.def(
+      "broadcast_arrays", [](const std::vector<Array>& arrays) { return broadcast_arrays(arrays); },
+      nb::arg("arrays"), "The arrays broadcast against each other to one shape; lazy.");
   m.def(
       "concat",
       [](const std::vector<Array>& arrays, std::optional<int> axis) {
         return concat(arrays, axis);
       },
-      nb::arg("arrays"), nb::kw_only(), nb::arg("axis") = 0);
+      nb::arg("arrays"), nb::kw_only(), nb::arg("axis") = 0,
+      "The arrays joined along an existing axis (flattened first when axis is None), "
+      "dtypes promoted; lazy.");
   m.def(
       "stack", [](const std::vector<Array>& arrays, int axis) { return stack(arrays, axis); },
-      nb::arg("arrays"), nb::kw_only(), nb::arg("axis") = 0);
+      nb::arg("arrays"), nb::kw_only(), nb::arg("axis") = 0,
+      "The arrays (of one shape) joined along a new axis; lazy.");
   m.def(
       "flip", [](const Array& x, nb::handle axis) { return flip(x, AxesFrom(axis)); }, nb::arg("x"),
-      nb::kw_only(), nb::arg("axis") = nb::none());
+      nb::kw_only(), nb::arg("axis") = nb::none(),
+      "x with the order of its elements reversed along `axis` (every axis when None); lazy.");
   m.def(
       "reshape", [](const Array& x, nb::handle shape) { return reshape(x, ShapeFrom(shape)); },
-      nb::arg("x"), nb::arg("shape"));
+      nb::arg("x"), nb::arg("shape"),
+      "x's elements in C order in another shape (one extent may be -1); lazy. The planner "
+      "reads each output block from the input blocks it overlaps.");
   m.def(
       "repeat",
       [](const Array& x, Index repeats, std::optional<int> axis) {
         return repeat(x, repeats, axis);
       },
-      nb::arg("x"), nb::arg("repeats"), nb::kw_only(), nb::arg("axis") = nb::none());
+      nb::arg("x"), nb::arg("repeats"), nb::kw_only(), nb::arg("axis") = nb::none(),
+      "Each element of x repeated `repeats` times along axis (of the flattened x when None); "
+      "lazy.");
   // take's engine half: tessera.array_api.take and integer-array indexing
   // (tessera/_indexing.py) normalize the indices to a 1-d int64 array first.
   m.def(
@@ -78,10 +95,12 @@ void BindManipulation(nb::module_& m) {
          int axis) {
         return take(x, std::span<const Index>(indices.data(), indices.shape(0)), axis);
       },
-      nb::arg("x"), nb::arg("indices"), nb::arg("axis"));
+      nb::arg("x"), nb::arg("indices"), nb::arg("axis"),
+      "Internal: take with 1-d int64 indices already in range (use tessera.take).");
   m.def(
       "tile", [](const Array& x, nb::handle reps) { return tile(x, ShapeFrom(reps)); },
-      nb::arg("x"), nb::arg("repetitions"));
+      nb::arg("x"), nb::arg("repetitions"),
+      "x repeated `repetitions` times along each axis (numpy's tile); lazy.");
 }
 
 }  // namespace tessera::python

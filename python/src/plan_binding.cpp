@@ -64,9 +64,12 @@ void BindPlan(nb::module_& m) {
       .def_prop_ro("ops", &FinalizedPlan::ops)
       .def_prop_ro("allowed_mem", [](const FinalizedPlan& p) { return p.spec().allowed_mem; })
       .def_prop_ro("spec", &FinalizedPlan::spec)
-      .def("summary", &FinalizedPlan::summary)
-      .def("explain", &FinalizedPlan::explain, nb::arg("with_timings") = false)
-      .def("to_dot", &FinalizedPlan::to_dot)
+      .def("summary", &FinalizedPlan::summary,
+           "One paragraph: ops, tasks, the largest projected task memory against allowed_mem.")
+      .def("explain", &FinalizedPlan::explain, nb::arg("with_timings") = false,
+           "A table of the ops: tasks, projected memory, fused ops, the storage tier of each "
+           "intermediate and why (with_timings: the measured times of the last run).")
+      .def("to_dot", &FinalizedPlan::to_dot, "The plan as Graphviz DOT text.")
       .def(
           "visualize",
           [](const FinalizedPlan& p, nb::handle filename, nb::handle format,

@@ -48,6 +48,8 @@ def _later(name, what):
             f"tessera.array_api.{name} is not implemented yet: {what} comes with a later "
             "release of Tessera (sorting and data-dependent shapes)")
     not_yet.__name__ = name
+    not_yet.__doc__ = (f"Not implemented yet: {what} comes with a later release of Tessera; "
+                       "raises NotImplementedError.")
     return not_yet
 
 
@@ -140,14 +142,17 @@ def result_type(*arrays_and_dtypes):
 
 
 def can_cast(from_, to):
+    """Whether from_ (an array or dtype) casts to dtype `to` by numpy's safe casting."""
     return _np.can_cast(from_.dtype if isinstance(from_, Array) else from_, to)
 
 
 def finfo(type):  # noqa: A002 (the standard's name)
+    """numpy's finfo of a floating dtype or array: eps, max, min, smallest_normal, bits."""
     return _np.finfo(type.dtype if isinstance(type, Array) else type)
 
 
 def iinfo(type):  # noqa: A002
+    """numpy's iinfo of an integer dtype or array: min, max, bits."""
     return _np.iinfo(type.dtype if isinstance(type, Array) else type)
 
 

@@ -14,8 +14,9 @@ import tessera.array_api as xp
 from conftest import SEED
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float32", "float64"]
-NUMERIC = [d for d in DTYPES if d != "bool"]
+          "float32", "float64", "complex64", "complex128"]
+REAL = [d for d in DTYPES if d != "bool" and not d.startswith("complex")]
+COMPLEX = ["complex64", "complex128"]
 SPEC = tessera.Spec(allowed_mem="50MB", max_workers=2)
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=False,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -35,12 +36,15 @@ def values_of(rng, shape, dtype):
     if kind in "iu":
         info = np.iinfo(dtype)
         return rng.integers(max(info.min, -100), min(info.max, 100) + 1, size=shape).astype(dtype)
+    if kind == "c":
+        parts = rng.standard_normal((2, *shape)) * 10
+        return (parts[0] + 1j * parts[1]).astype(dtype)
     return (rng.standard_normal(shape) * 10).astype(dtype)
 
 
 @seed(SEED)
 @SETTINGS
-@given(layout=shapes_and_chunks(), dtype=st.sampled_from(NUMERIC),
+@given(layout=shapes_and_chunks(), dtype=st.sampled_from(REAL),
        name=st.sampled_from(["add", "subtract", "multiply", "maximum", "minimum", "equal",
                              "less", "greater_equal"]),
        data_seed=st.integers(0, 2**32 - 1))
@@ -73,7 +77,7 @@ def test_unary_functions_match_numpy(layout, dtype, name, data_seed):
 
 @seed(SEED)
 @SETTINGS
-@given(layout=shapes_and_chunks(), dtype=st.sampled_from(NUMERIC),
+@given(layout=shapes_and_chunks(), dtype=st.sampled_from(REAL),
        name=st.sampled_from(["sum", "max", "min", "mean"]), data=st.data())
 def test_reductions_match_numpy(layout, dtype, name, data):
     shape, chunks = layout
@@ -87,6 +91,106 @@ def test_reductions_match_numpy(layout, dtype, name, data):
     assert got.dtype == np.asarray(expected).dtype
     rtol = 1e-5 if dtype == "float32" else 1e-12
     np.testing.assert_allclose(got, expected, rtol=rtol)
+
+
+def assert_complex_close(got, expected):
+    assert got.dtype == expected.dtype
+    rtol = 2e-5 if expected.dtype in (np.complex64, np.float32) else 1e-12
+    np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol)
+
+
+@seed(SEED)
+@SETTINGS
+@given(layout=shapes_and_chunks(), dtypes=st.tuples(st.sampled_from(COMPLEX),
+                                                    st.sampled_from(COMPLEX + ["float32"])),
+       name=st.sampled_from(["add", "subtract", "multiply", "divide", "pow", "equal",
+                             "not_equal", "vecdot"]),
+       data_seed=st.integers(0, 2**32 - 1))
+def test_complex_binary_functions_match_numpy(layout, dtypes, name, data_seed):
+    shape, chunks = layout
+    if name == "vecdot" and not shape:
+        shape, chunks = (3,), (2,)
+    rng = np.random.default_rng(data_seed)
+    a, b = values_of(rng, shape, dtypes[0]) / 10, values_of(rng, shape, dtypes[1]) / 10
+    x = tessera.asarray(a, chunks=chunks, spec=SPEC)
+    y = tessera.asarray(b, chunks=chunks, spec=SPEC)
+    expected = np.asarray(getattr(np, name)(a, b))
+    assert_complex_close(getattr(tessera, name)(x, y).compute(), expected)
+
+
+@seed(SEED)
+@SETTINGS
+@given(layout=shapes_and_chunks(), dtype=st.sampled_from(COMPLEX),
+       name=st.sampled_from(["exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin",
+                             "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+                             "arcsinh", "arccosh", "arctanh", "abs", "square", "sign",
+                             "negative", "positive", "round", "conj", "real", "imag"]),
+       data_seed=st.integers(0, 2**32 - 1))
+def test_complex_unary_functions_match_numpy(layout, dtype, name, data_seed):
+    shape, chunks = layout
+    values = values_of(np.random.default_rng(data_seed), shape, dtype) / 10
+    x = tessera.asarray(values, chunks=chunks, spec=SPEC)
+    expected = np.asarray(getattr(np, name)(values))
+    tessera_name = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
+                    "arccosh": "acosh", "arctanh": "atanh"}.get(name, name)
+    assert_complex_close(getattr(tessera, tessera_name)(x).compute(), expected)
+
+
+@seed(SEED)
+@SETTINGS
+@given(layout=shapes_and_chunks(), dtype=st.sampled_from(COMPLEX),
+       name=st.sampled_from(["sum", "prod", "mean", "any", "all", "count_nonzero",
+                             "cumulative_sum", "cumulative_prod"]), data=st.data())
+def test_complex_reductions_match_numpy(layout, dtype, name, data):
+    shape, chunks = layout
+    axis = data.draw(st.one_of(st.none(), st.integers(0, len(shape) - 1)) if shape else st.none())
+    values = values_of(np.random.default_rng(data.draw(st.integers(0, 2**32 - 1))), shape, dtype)
+    values = values / 10
+    x = tessera.asarray(values, chunks=chunks, spec=SPEC)
+    if name.startswith("cumulative"):
+        if axis is None:
+            axis = 0
+            if not shape:
+                return
+        expected = (np.cumsum if name == "cumulative_sum" else np.cumprod)(values, axis=axis)
+        got = getattr(tessera, name)(x, axis=axis).compute()
+    else:
+        expected = np.asarray(getattr(np, name)(values, axis=axis))
+        got = getattr(tessera, name)(x, axis=axis).compute()
+    if expected.dtype.kind == "c":
+        assert_complex_close(got, expected)
+    else:
+        np.testing.assert_array_equal(got, expected)
+        assert got.dtype == expected.dtype
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_arrays_refuse_what_has_no_complex_meaning(dtype):
+    x = tessera.asarray(np.array([1 + 2j, 3 - 1j], dtype=dtype), spec=SPEC)
+    with pytest.raises(TypeError, match="real\\(x\\)"):
+        xp.astype(x, "float64")
+    assert xp.astype(x, "bool").compute().tolist() == [True, True]
+    for name in ["max", "min", "argmax", "var", "std"]:
+        with pytest.raises(ValueError, match="complex"):
+            getattr(tessera, name)(x)
+    for name in ["less", "maximum", "atan2", "floor_divide"]:
+        with pytest.raises(ValueError, match="complex numbers have no order"):
+            getattr(tessera, name)(x, x)
+    for name in ["floor", "ceil", "trunc"]:
+        with pytest.raises(ValueError, match=name):
+            getattr(tessera, name)(x)
+    with pytest.raises(TypeError):
+        float(tessera.sum(x))
+    assert complex(tessera.sum(x)) == 4 + 1j
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+def test_complex_python_scalars_are_weak(dtype):
+    x = tessera.ones((3,), dtype=dtype, spec=SPEC)
+    expected = strict.ones((3,), dtype=getattr(strict, dtype)) + 2j
+    got = x + 2j
+    assert got.dtype == np.dtype(str(expected.dtype).split(".")[-1])
+    np.testing.assert_array_equal(got.compute(), np.asarray(expected))
 
 
 @seed(SEED)
@@ -131,13 +235,17 @@ def test_python_scalars_are_weak(dtype):
 
 def assert_special_values_equal(got, expected):
     """NaN where NaN, infinities and signed zeros exactly; finite values within 2 ulp (the
-    accuracy numpy's own libm gives, not the special case's)."""
+    accuracy numpy's own libm gives, not the special case's). Complex values part by part."""
     assert got.dtype == expected.dtype
+    if got.dtype.kind == "c":
+        assert_special_values_equal(got.real, expected.real)
+        assert_special_values_equal(got.imag, expected.imag)
+        return
     if got.dtype.kind != "f":
         np.testing.assert_array_equal(got, expected)
         return
     np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
-    exact = ~np.isfinite(expected) | (expected == 0)
+    exact = np.isinf(expected) | (expected == 0)  # a NaN's sign bit means nothing
     np.testing.assert_array_equal(got[exact], expected[exact])
     np.testing.assert_array_equal(np.signbit(got[exact]), np.signbit(expected[exact]))
     np.testing.assert_array_max_ulp(got[~exact], expected[~exact], maxulp=2)
@@ -154,6 +262,38 @@ def test_special_values_match_array_api_strict(name):
     with np.errstate(all="ignore"):
         expected = np.asarray(getattr(strict, name)(strict.asarray(SPECIAL)))
     assert_special_values_equal(getattr(tessera, name)(x).compute(), expected)
+
+
+COMPLEX_SPECIAL = np.empty(SPECIAL.size ** 2, dtype="complex128")
+COMPLEX_SPECIAL.real = np.repeat(SPECIAL, SPECIAL.size)
+COMPLEX_SPECIAL.imag = np.tile(SPECIAL, SPECIAL.size)
+
+
+@pytest.mark.parametrize("name", ["sqrt", "exp", "log", "abs", "sign", "isnan", "isinf",
+                                  "isfinite", "negative", "conj", "real", "imag", "square",
+                                  "sinh", "tanh", "asinh", "round"])
+def test_complex_special_values_match_array_api_strict(name):
+    """Complex numbers with every pair of special parts, as array_api_strict (numpy, C99's
+    Annex G) gives them; sign as numpy's np.sign, which array_api_strict's own x / |x|
+    differs from (it overflows to NaN below |x| = 1e-308)."""
+    x = tessera.asarray(COMPLEX_SPECIAL, chunks=10, spec=SPEC)
+    with np.errstate(all="ignore"):
+        if name == "sign":
+            expected = np.sign(COMPLEX_SPECIAL)
+        else:
+            expected = np.asarray(getattr(strict, name)(strict.asarray(COMPLEX_SPECIAL)))
+    assert_special_values_equal(getattr(tessera, name)(x).compute(), expected)
+
+
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "equal"])
+def test_complex_binary_special_values_match_array_api_strict(name):
+    a = np.repeat(COMPLEX_SPECIAL[::3], COMPLEX_SPECIAL[::3].size)
+    b = np.tile(COMPLEX_SPECIAL[::3], COMPLEX_SPECIAL[::3].size)
+    x = tessera.asarray(a, chunks=50, spec=SPEC)
+    y = tessera.asarray(b, chunks=50, spec=SPEC)
+    with np.errstate(all="ignore"):
+        expected = np.asarray(getattr(strict, name)(strict.asarray(a), strict.asarray(b)))
+    assert_special_values_equal(getattr(tessera, name)(x, y).compute(), expected)
 
 
 @pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide", "pow", "maximum",

@@ -24,6 +24,65 @@ std::vector<std::string_view> elementwise_function_names(int arity) {
   return names;
 }
 
+namespace {
+
+// What an op's type rules say about its dtypes, as sentences for its documentation.
+std::string DTypesText(const kernels::ElementwiseOp& op) {
+  using kernels::ComplexRule;
+  using kernels::TypeRule;
+  std::string text;
+  switch (op.rule) {
+    case TypeRule::kPromoteNumbers:
+      text = "Takes numeric dtypes, not bool.";
+      break;
+    case TypeRule::kFloat:
+      text = "Integer and bool arrays compute in floating point.";
+      break;
+    case TypeRule::kTrueDivide:
+      text = "Integer and bool arrays give float64.";
+      break;
+    case TypeRule::kBoolResult:
+      text = "Gives bool.";
+      break;
+    case TypeRule::kBitwise:
+      text = "Takes bool and integer dtypes.";
+      break;
+    case TypeRule::kShift:
+      text = "Takes integer dtypes.";
+      break;
+    case TypeRule::kPromote:
+    case TypeRule::kBoolAsInt8:
+      text = "Takes every dtype.";
+      break;
+  }
+  switch (op.complex_rule) {
+    case ComplexRule::kRealOnly:
+      if (kernels::TakesFloats(op.rule)) text += " Not defined for complex dtypes.";
+      break;
+    case ComplexRule::kComplex:
+      text += " Takes complex dtypes.";
+      break;
+    case ComplexRule::kComplexToReal:
+      text += " Complex arrays give the real dtype of their parts.";
+      break;
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string elementwise_function_doc(std::string_view function) {
+  const kernels::ElementwiseOp* op = kernels::FindElementwiseOp(function);
+  if (op == nullptr) {
+    throw InvalidArgument("no elementwise function is called \"" + std::string(function) + "\"");
+  }
+  const std::string lazy = op->arity == 1 ? " Lazy: the result is a new array."
+                                           : " x1 and x2 are arrays or Python numbers (weak "
+                                             "scalars), broadcast; lazy: the result is a new "
+                                             "array.";
+  return std::string(op->doc) + " " + DTypesText(*op) + lazy;
+}
+
 Array elementwise(std::string_view function, const Array& x) {
   return Array(MakeUnary(function, x.node()), x.spec());
 }
@@ -45,11 +104,11 @@ using UnaryFunction = Array (*)(const Array&);
 using BinaryFunction = Array (*)(const Array&, const Array&);
 using ScalarSecond = Array (*)(const Array&, const Scalar&);
 using ScalarFirst = Array (*)(const Scalar&, const Array&);
-#define TESSERA_UNARY_OP(name, Kernel, aliases, rule, complex)                                       \
+#define TESSERA_UNARY_OP(name, Kernel, aliases, rule, complex, doc)                                       \
   static_assert(                                                                            \
       std::is_same_v<decltype(static_cast<UnaryFunction>(&tessera::name)), UnaryFunction>); \
   Array name(const Array& x) { return elementwise(#name, x); }
-#define TESSERA_BINARY_OP(name, Kernel, aliases, rule, complex)                                            \
+#define TESSERA_BINARY_OP(name, Kernel, aliases, rule, complex, doc)                                            \
   static_assert(                                                                                  \
       std::is_same_v<decltype(static_cast<BinaryFunction>(&tessera::name)), BinaryFunction>);     \
   static_assert(                                                                                  \

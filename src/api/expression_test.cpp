@@ -430,9 +430,9 @@ struct ApiFunction {
 const std::map<std::string_view, ApiFunction>& ApiFunctions() {
   // clang-format off
   static const std::map<std::string_view, ApiFunction> functions{
-#define TESSERA_UNARY_OP(name, Kernel, aliases, rule, complex) \
+#define TESSERA_UNARY_OP(name, Kernel, aliases, rule, complex, doc) \
     {#name, {[](const Array& x) { return tessera::name(x); }}},
-#define TESSERA_BINARY_OP(name, Kernel, aliases, rule, complex)                    \
+#define TESSERA_BINARY_OP(name, Kernel, aliases, rule, complex, doc)                    \
     {#name, {[](const Array& x) { return tessera::name(x, x); },          \
              [](const Array& x, const Scalar& y) { return tessera::name(x, y); }, \
              [](const Scalar& x, const Array& y) { return tessera::name(x, y); }}},

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -83,6 +84,28 @@ TEST(Scalar, FloatConversions) {
   EXPECT_EQ(Scalar(1e300).As<float>(), std::numeric_limits<float>::infinity());
   EXPECT_TRUE(std::isnan(Scalar(kNaN).As<float>()));
   EXPECT_EQ(Scalar(std::uint64_t{18446744073709551615u}).As<float>(), 18446744073709551616.0f);
+}
+
+TEST(Scalar, ComplexNumbers) {
+  using Complex = std::complex<double>;
+  EXPECT_EQ(Scalar(Complex(1, 2)).kind(), ScalarKind::kComplex);
+  EXPECT_EQ(Scalar(std::complex<float>(1, 2)).kind(), ScalarKind::kComplex);
+  // Python's repr.
+  EXPECT_EQ(Scalar(Complex(1, 2)).ToString(), "(1+2j)");
+  EXPECT_EQ(Scalar(Complex(0, 2.5)).ToString(), "2.5j");
+  EXPECT_EQ(Scalar(Complex(-0.0, -1)).ToString(), "(-0-1j)");
+  EXPECT_EQ(Scalar(Complex(kNaN, std::numeric_limits<double>::infinity())).ToString(),
+            "(nan+infj)");
+  // To real types the real part, to bool whether either part is nonzero; a real becomes a
+  // complex number with a zero imaginary part.
+  EXPECT_EQ(Scalar(Complex(2.5, 7)).As<double>(), 2.5);
+  EXPECT_EQ(Scalar(Complex(-3.9, 7)).As<std::int8_t>(), -3);
+  EXPECT_TRUE(Scalar(Complex(0, 1e-300)).As<bool>());
+  EXPECT_FALSE(Scalar(Complex(0, -0.0)).As<bool>());
+  EXPECT_EQ(Scalar(3).As<std::complex<float>>(), std::complex<float>(3, 0));
+  std::complex<float> stored;
+  Scalar(Complex(0.5, -0.25)).WriteAs(complex64, &stored);
+  EXPECT_EQ(stored, std::complex<float>(0.5f, -0.25f));
 }
 
 TEST(Scalar, WriteAsStoresTheConvertedBytes) {

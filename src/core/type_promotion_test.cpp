@@ -8,31 +8,34 @@
 namespace tessera {
 namespace {
 
-constexpr std::array<DType, 11> kAll = {bool_,  int8,   int16,  int32,   int64,  uint8,
-                                        uint16, uint32, uint64, float32, float64};
+constexpr std::array<DType, 13> kAll = {bool_,  int8,    int16,   int32,     int64,
+                                        uint8,  uint16,  uint32,  uint64,    float32,
+                                        float64, complex64, complex128};
 
 // numpy's one-letter type codes, in kAll's order.
 DType FromCode(char code) {
-  constexpr std::string_view kCodes = "?bhilBHILfd";
+  constexpr std::string_view kCodes = "?bhilBHILfdFD";
   return kAll[kCodes.find(code)];
 }
 
 TEST(TypePromotion, MatchesNumpyResultTypeForEveryPair) {
-  // Generated once with numpy 1.24:
+  // Generated once with numpy 2.4:
   //   "".join(np.dtype(np.result_type(a, b)).char for b in types) for a in types
-  // (np.dtype('int64').char is 'l', uint64 'L').
-  constexpr std::array<std::string_view, 11> kNumpy = {
-      "?bhilBHILfd",  // bool
-      "bbhilhildfd",  // int8
-      "hhhilhildfd",  // int16
-      "iiiiliilddd",  // int32
-      "llllllllddd",  // int64
-      "BhhilBHILfd",  // uint8
-      "HiiilHHILfd",  // uint16
-      "IllllIIILdd",  // uint32
-      "LddddLLLLdd",  // uint64
-      "fffddffddfd",  // float32
-      "ddddddddddd",  // float64
+  // (np.dtype('int64').char is 'l', uint64 'L', complex64 'F', complex128 'D').
+  constexpr std::array<std::string_view, 13> kNumpy = {
+      "?bhilBHILfdFD",  // bool
+      "bbhilhildfdFD",  // int8
+      "hhhilhildfdFD",  // int16
+      "iiiiliildddDD",  // int32
+      "lllllllldddDD",  // int64
+      "BhhilBHILfdFD",  // uint8
+      "HiiilHHILfdFD",  // uint16
+      "IllllIIILddDD",  // uint32
+      "LddddLLLLddDD",  // uint64
+      "fffddffddfdFD",  // float32
+      "dddddddddddDD",  // float64
+      "FFFDDFFDDFDFD",  // complex64
+      "DDDDDDDDDDDDD",  // complex128
   };
   for (std::size_t row = 0; row < kAll.size(); ++row) {
     for (std::size_t column = 0; column < kAll.size(); ++column) {
@@ -69,6 +72,14 @@ TEST(TypePromotion, WeakScalarsKeepTheArrayDtypeUnlessOfAHigherKind) {
   EXPECT_EQ(ResultTypeWithScalar(bool_, ScalarKind::kFloat), float64);
   EXPECT_EQ(ResultTypeWithScalar(int16, ScalarKind::kFloat), float64);
   EXPECT_EQ(ResultTypeWithScalar(uint8, ScalarKind::kFloat), float64);
+  // A complex scalar: complex of the array's precision for floats (the standard's rule),
+  // complex128 for integers and bool; a complex array takes every scalar.
+  EXPECT_EQ(ResultTypeWithScalar(float32, ScalarKind::kComplex), complex64);
+  EXPECT_EQ(ResultTypeWithScalar(float64, ScalarKind::kComplex), complex128);
+  EXPECT_EQ(ResultTypeWithScalar(int8, ScalarKind::kComplex), complex128);
+  EXPECT_EQ(ResultTypeWithScalar(bool_, ScalarKind::kComplex), complex128);
+  EXPECT_EQ(ResultTypeWithScalar(complex64, ScalarKind::kComplex), complex64);
+  EXPECT_EQ(ResultTypeWithScalar(complex64, ScalarKind::kFloat), complex64);
 }
 
 TEST(TypePromotion, FloatingResultType) {

@@ -31,6 +31,10 @@ Array elementwise(std::string_view function, const Scalar& x, const Array& y);
 // The array API names of the elementwise functions taking `arity` (1 or 2) arrays, in
 // the table's order (front ends bind each of them: the Python module).
 std::vector<std::string_view> elementwise_function_names(int arity);
+// What the elementwise function `function` computes, in one sentence, with which dtypes
+// it takes ("The sine of x (radians). Takes numbers and bool (integers compute in
+// floating point) and complex numbers."); throws InvalidArgument for an unknown name.
+std::string elementwise_function_doc(std::string_view function);
 
 // Unary.
 Array negative(const Array& x);

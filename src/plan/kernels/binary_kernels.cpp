@@ -286,7 +286,7 @@ concept DefinedFor = requires(typename Op::template Compute<T> x) {
 template <class Fn>
 decltype(auto) VisitBinaryOp(BinaryOp op, Fn&& fn) {
   switch (op) {
-#define TESSERA_BINARY_OP(name, Kernel, aliases, rule, complex) \
+#define TESSERA_BINARY_OP(name, Kernel, aliases, rule, complex, doc) \
   case BinaryOp::k##Kernel:                            \
     return fn(detail::Ruled<2, Kernel, TypeRule::rule, ComplexRule::complex>{});
 #include "tessera/plan/internal/elementwise_ops.def"

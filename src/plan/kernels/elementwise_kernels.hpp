@@ -33,11 +33,11 @@ namespace tessera::kernels {
 // The ops of elementwise_ops.def by arity, in its order: UnaryOp::kNegative, ...,
 // BinaryOp::kAdd, ...; their names, aliases and type rules: elementwise_table.hpp.
 enum class UnaryOp : std::uint8_t {
-#define TESSERA_UNARY_OP(name, Kernel, aliases, rule, complex) k##Kernel,
+#define TESSERA_UNARY_OP(name, Kernel, aliases, rule, complex, doc) k##Kernel,
 #include "tessera/plan/internal/elementwise_ops.def"
 };
 enum class BinaryOp : std::uint8_t {
-#define TESSERA_BINARY_OP(name, Kernel, aliases, rule, complex) k##Kernel,
+#define TESSERA_BINARY_OP(name, Kernel, aliases, rule, complex, doc) k##Kernel,
 #include "tessera/plan/internal/elementwise_ops.def"
 };
 

@@ -57,8 +57,18 @@ struct Sign {
   template <Numeric T>
   static T Apply(T x) {
     if constexpr (Complex<T>) {
-      // The standard's (and numpy 2's) x / |x|, 0 for 0; NaN parts give NaN.
-      const auto magnitude = std::abs(x);
+      // The standard's x / |x| as numpy 2 computes it: 0 for 0, NaN for NaN parts; an
+      // infinite part gives its sign (NaN when both parts are infinite).
+      using R = typename T::value_type;
+      const R magnitude = std::abs(x);
+      if (std::isnan(magnitude)) return {std::nan(""), std::nan("")};
+      if (std::isinf(magnitude)) {
+        const bool real_inf = std::isinf(x.real());
+        const bool imag_inf = std::isinf(x.imag());
+        if (real_inf && imag_inf) return {std::nan(""), std::nan("")};
+        if (real_inf) return {std::copysign(R{1}, x.real()), R{0}};
+        return {R{0}, std::copysign(R{1}, x.imag())};
+      }
       if (magnitude == 0) return T{};
       return {x.real() / magnitude, x.imag() / magnitude};
     } else if constexpr (Real<T>) {
@@ -257,7 +267,7 @@ concept DefinedFor = requires(typename Op::template Compute<T> x) {
 template <class Fn>
 decltype(auto) VisitUnaryOp(UnaryOp op, Fn&& fn) {
   switch (op) {
-#define TESSERA_UNARY_OP(name, Kernel, aliases, rule, complex) \
+#define TESSERA_UNARY_OP(name, Kernel, aliases, rule, complex, doc) \
   case UnaryOp::k##Kernel:                            \
     return fn(detail::Ruled<1, Kernel, TypeRule::rule, ComplexRule::complex>{});
 #include "tessera/plan/internal/elementwise_ops.def"

@@ -130,6 +130,12 @@ TEST(ChunkLayoutTest, ForReadsMetadata) {
   EXPECT_TRUE(layout.is_bool);
   EXPECT_EQ(layout.ReadTransform(), ElementTransform::kNormalizeBool);
   EXPECT_EQ(layout.WriteTransform(), ElementTransform::kNone);
+  metadata.dtype = complex128;
+  metadata.byte_order = ByteOrder::kBig;
+  layout = ChunkLayout::For(metadata);
+  EXPECT_EQ(layout.itemsize, 16);
+  EXPECT_TRUE(layout.is_complex);
+  EXPECT_EQ(layout.ReadTransform(), ElementTransform::kByteSwapHalves);
 }
 
 TEST(ChunkLayoutTest, StoredFillIsSwappedForBigEndian) {
@@ -262,6 +268,43 @@ TEST(ChunkLayoutTest, FinishInPlaceSwapsBigEndian) {
   layout.byteswap = false;
   FinishInPlace(layout, bytes);  // native: nothing to do
   EXPECT_EQ(bytes, (Bytes{std::byte{2}, std::byte{1}, std::byte{4}, std::byte{3}}));
+}
+
+// Bytes 0, 1, ..., n - 1.
+Bytes Counting(int n) {
+  Bytes bytes(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) bytes[static_cast<std::size_t>(i)] = static_cast<std::byte>(i);
+  return bytes;
+}
+
+// Each part of a big-endian complex number is a float of its own: the halves are
+// reversed one by one, never the whole item (which would swap the parts too).
+TEST(ChunkLayoutTest, ComplexItemsSwapEachPart) {
+  for (const Index itemsize : {Index{8}, Index{16}}) {
+    SCOPED_TRACE(itemsize);
+    ChunkLayout layout{.chunk_shape = {2}, .itemsize = itemsize, .byteswap = true,
+                       .is_complex = true};
+    EXPECT_EQ(layout.WriteTransform(), ElementTransform::kByteSwapHalves);
+    const int half = static_cast<int>(itemsize / 2);
+    Bytes expected;
+    for (int part = 0; part < 4; ++part) {  // two items of two parts
+      for (int byte = half - 1; byte >= 0; --byte) {
+        expected.push_back(static_cast<std::byte>(part * half + byte));
+      }
+    }
+    Bytes bytes = Counting(static_cast<int>(2 * itemsize));
+    FinishInPlace(layout, bytes);
+    EXPECT_EQ(bytes, expected);
+    Bytes fill(static_cast<std::size_t>(itemsize));
+    const Bytes native_fill = Counting(static_cast<int>(itemsize));
+    layout.StoredFill(native_fill, fill);
+    EXPECT_EQ(fill, Bytes(expected.begin(), expected.begin() + itemsize));
+    // Through a strided copy (BlockToChunk's path) as in place.
+    Bytes chunk(static_cast<std::size_t>(2 * itemsize));
+    const Bytes block = Counting(static_cast<int>(2 * itemsize));
+    BlockToChunk(layout, Shape{2}, block.data(), ByteStrides(Shape{2}, itemsize), fill, chunk);
+    EXPECT_EQ(chunk, expected);
+  }
 }
 
 TEST(ChunkLayoutTest, FillBoxWritesOnlyTheBox) {

@@ -63,15 +63,16 @@ struct ElementwiseOp {
   int arity;                 // 1 or 2
   TypeRule rule;
   ComplexRule complex_rule;
+  std::string_view doc;  // what it computes, one sentence: "The sine of x (radians)."
 };
 
 namespace detail {
 // clang-format off
 inline constexpr ElementwiseOp kElementwiseOps[] = {
-#define TESSERA_UNARY_OP(name, Kernel, aliases, rule, complex) \
-  {#name, aliases, 1, TypeRule::rule, ComplexRule::complex},
-#define TESSERA_BINARY_OP(name, Kernel, aliases, rule, complex) \
-  {#name, aliases, 2, TypeRule::rule, ComplexRule::complex},
+#define TESSERA_UNARY_OP(name, Kernel, aliases, rule, complex, doc) \
+  {#name, aliases, 1, TypeRule::rule, ComplexRule::complex, doc},
+#define TESSERA_BINARY_OP(name, Kernel, aliases, rule, complex, doc) \
+  {#name, aliases, 2, TypeRule::rule, ComplexRule::complex, doc},
 #include "tessera/plan/internal/elementwise_ops.def"
 };
 // clang-format on
