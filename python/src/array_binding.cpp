@@ -19,15 +19,18 @@ nb::object Compute(const Array& array) {
 // a complex array and __index__ of a non-integer one.
 nb::object PythonNumber(const Array& x, const std::string& kind) {
   if (x.size() != 1) {
-    throw nb::type_error(("only 1-element arrays convert to a Python " + kind + "; this one has "
-                          "shape " + ShapeToString(x.shape()) + " (index or reduce it first)")
+    throw nb::type_error(("only 1-element arrays convert to a Python " + kind +
+                          "; this one has "
+                          "shape " +
+                          ShapeToString(x.shape()) + " (index or reduce it first)")
                              .c_str());
   }
   const DType dtype = x.dtype();
   const bool integer = dtype.kind() == DTypeKind::kSignedInt ||
                        dtype.kind() == DTypeKind::kUnsignedInt || dtype == bool_;
   if ((kind == "index" && !integer) || ((kind == "float" || kind == "int") && dtype.is_complex())) {
-    throw nb::type_error(("a " + std::string(dtype.name()) + " array does not convert to a Python " +
+    throw nb::type_error(("a " + std::string(dtype.name()) +
+                          " array does not convert to a Python " +
                           (kind == "index" ? std::string("index (use an integer array)")
                                            : kind + " (take real(x) or abs(x) first)"))
                              .c_str());
@@ -192,24 +195,28 @@ void BindArray(nb::module_& m) {
             return x.rechunk(ChunksFrom(chunks, x.shape()));
           },
           nb::arg("chunks"), "The same values on another chunk grid (lazy).")
+      .def("astype", &AsTypeChecked, nb::arg("dtype"),
+           "x cast to dtype (lazy); a complex array casts to complex dtypes and bool only.")
       .def(
-          "astype", &AsTypeChecked, nb::arg("dtype"),
-          "x cast to dtype (lazy); a complex array casts to complex dtypes and bool only.")
-      .def("__bool__", [](const Array& x) { return PythonNumber(x, "bool"); },
-           nb::sig("def __bool__(self) -> bool"),
-           "The one value of a 1-element array as a Python bool (computes it).")
-      .def("__int__", [](const Array& x) { return PythonNumber(x, "int"); },
-           nb::sig("def __int__(self) -> int"),
-           "The one value of a 1-element array as a Python int (computes it).")
-      .def("__index__", [](const Array& x) { return PythonNumber(x, "index"); },
-           nb::sig("def __index__(self) -> int"),
-           "The one value of a 1-element integer array as a Python int (computes it).")
-      .def("__float__", [](const Array& x) { return PythonNumber(x, "float"); },
-           nb::sig("def __float__(self) -> float"),
-           "The one value of a 1-element real array as a Python float (computes it).")
-      .def("__complex__", [](const Array& x) { return PythonNumber(x, "complex"); },
-           nb::sig("def __complex__(self) -> complex"),
-           "The one value of a 1-element array as a Python complex (computes it).")
+          "__bool__", [](const Array& x) { return PythonNumber(x, "bool"); },
+          nb::sig("def __bool__(self) -> bool"),
+          "The one value of a 1-element array as a Python bool (computes it).")
+      .def(
+          "__int__", [](const Array& x) { return PythonNumber(x, "int"); },
+          nb::sig("def __int__(self) -> int"),
+          "The one value of a 1-element array as a Python int (computes it).")
+      .def(
+          "__index__", [](const Array& x) { return PythonNumber(x, "index"); },
+          nb::sig("def __index__(self) -> int"),
+          "The one value of a 1-element integer array as a Python int (computes it).")
+      .def(
+          "__float__", [](const Array& x) { return PythonNumber(x, "float"); },
+          nb::sig("def __float__(self) -> float"),
+          "The one value of a 1-element real array as a Python float (computes it).")
+      .def(
+          "__complex__", [](const Array& x) { return PythonNumber(x, "complex"); },
+          nb::sig("def __complex__(self) -> complex"),
+          "The one value of a 1-element array as a Python complex (computes it).")
       .def(
           "plan", [](const Array& x) { return RunEngine([&] { return x.plan(); }); },
           "The plan compute() would run (MemoryBudgetError when a task would not fit).")

@@ -31,8 +31,7 @@ void BindElementwise(nb::module_& m) {
   for (const std::string_view name : elementwise_function_names(1)) {
     const std::string op(name);
     m.def(
-        op.c_str(), [op](const Array& x) { return elementwise(op, x); }, nb::arg("x"),
-        DocOf(op));
+        op.c_str(), [op](const Array& x) { return elementwise(op, x); }, nb::arg("x"), DocOf(op));
   }
   for (const std::string_view name : elementwise_function_names(2)) {
     const std::string op(name);
@@ -54,9 +53,8 @@ void BindElementwise(nb::module_& m) {
       nb::arg("condition"), nb::arg("x1"), nb::arg("x2"),
       "x1 where condition is true, x2 elsewhere (either may be a Python number), all three "
       "broadcast, dtypes promoted; lazy.");
-  m.def(
-      "astype", &AsTypeChecked, nb::arg("x"), nb::arg("dtype"),
-      "x cast to dtype (lazy); a complex array casts to complex dtypes and bool only.");
+  m.def("astype", &AsTypeChecked, nb::arg("x"), nb::arg("dtype"),
+        "x cast to dtype (lazy); a complex array casts to complex dtypes and bool only.");
 }
 
 }  // namespace tessera::python

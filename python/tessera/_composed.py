@@ -69,7 +69,7 @@ def linspace(start: complex, stop: complex, /, num: int, *, dtype: DTypeLike = N
     values = index * step + start
     if endpoint and num > 1:
         # The last value is stop exactly, as numpy's.
-        values = _tessera.where(index == num - 1, stop if is_complex else float(stop), values)
+        values = _tessera.where(index == num - 1, stop, values)
     return _tessera.astype(values, dtype)
 
 

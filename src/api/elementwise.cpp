@@ -77,9 +77,9 @@ std::string elementwise_function_doc(std::string_view function) {
     throw InvalidArgument("no elementwise function is called \"" + std::string(function) + "\"");
   }
   const std::string lazy = op->arity == 1 ? " Lazy: the result is a new array."
-                                           : " x1 and x2 are arrays or Python numbers (weak "
-                                             "scalars), broadcast; lazy: the result is a new "
-                                             "array.";
+                                          : " x1 and x2 are arrays or Python numbers (weak "
+                                            "scalars), broadcast; lazy: the result is a new "
+                                            "array.";
   return std::string(op->doc) + " " + DTypesText(*op) + lazy;
 }
 
@@ -104,11 +104,11 @@ using UnaryFunction = Array (*)(const Array&);
 using BinaryFunction = Array (*)(const Array&, const Array&);
 using ScalarSecond = Array (*)(const Array&, const Scalar&);
 using ScalarFirst = Array (*)(const Scalar&, const Array&);
-#define TESSERA_UNARY_OP(name, Kernel, aliases, rule, complex, doc)                                       \
+#define TESSERA_UNARY_OP(name, Kernel, aliases, rule, complex, doc)                         \
   static_assert(                                                                            \
       std::is_same_v<decltype(static_cast<UnaryFunction>(&tessera::name)), UnaryFunction>); \
   Array name(const Array& x) { return elementwise(#name, x); }
-#define TESSERA_BINARY_OP(name, Kernel, aliases, rule, complex, doc)                                            \
+#define TESSERA_BINARY_OP(name, Kernel, aliases, rule, complex, doc)                              \
   static_assert(                                                                                  \
       std::is_same_v<decltype(static_cast<BinaryFunction>(&tessera::name)), BinaryFunction>);     \
   static_assert(                                                                                  \

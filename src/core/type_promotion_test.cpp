@@ -8,8 +8,8 @@
 namespace tessera {
 namespace {
 
-constexpr std::array<DType, 13> kAll = {bool_,  int8,    int16,   int32,     int64,
-                                        uint8,  uint16,  uint32,  uint64,    float32,
+constexpr std::array<DType, 13> kAll = {bool_,   int8,      int16,     int32,  int64,
+                                        uint8,   uint16,    uint32,    uint64, float32,
                                         float64, complex64, complex128};
 
 // numpy's one-letter type codes, in kAll's order.

@@ -8,9 +8,9 @@
 // Integer inputs to exp, log, sin, ... compute in floating point (FloatingResultType);
 // `divide` of integers gives float64. complex64 and complex128 arrays take what the
 // standard defines for them (arithmetic, exp, log, sqrt, trigonometry, abs, equal, ...);
-// ordered functions (floor, maximum, less, atan2, ...) throw InvalidArgument for them. Each function is lazy: it returns a new Array.
-// Bad dtypes (bitwise ops on floats) and shapes that do not broadcast throw
-// InvalidArgument at once.
+// ordered functions (floor, maximum, less, atan2, ...) throw InvalidArgument for them. Each
+// function is lazy: it returns a new Array. Bad dtypes (bitwise ops on floats) and shapes that do
+// not broadcast throw InvalidArgument at once.
 #pragma once
 
 #include <string_view>

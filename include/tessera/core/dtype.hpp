@@ -160,8 +160,8 @@ struct TypeTag {
 
 // Whether T is one of the complex element types.
 template <class T>
-inline constexpr bool kIsComplex = std::is_same_v<T, std::complex<float>> ||
-                                   std::is_same_v<T, std::complex<double>>;
+inline constexpr bool kIsComplex =
+    std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
 
 // Calls fn(TypeTag<T>{}) with the C++ type of `dtype`; returns what fn returns.
 // Dispatch happens once here, never inside a hot loop. Every branch is instantiated,

@@ -88,7 +88,10 @@ class Scalar {
   // Python's repr: "3", "2.5", "True", "(1+2j)".
   std::string ToString() const;
 
-  const std::variant<bool, std::int64_t, std::uint64_t, double, std::complex<double>>& value() const { return value_; }
+  const std::variant<bool, std::int64_t, std::uint64_t, double, std::complex<double>>& value()
+      const {
+    return value_;
+  }
   friend bool operator==(const Scalar&, const Scalar&) = default;
 
  private:

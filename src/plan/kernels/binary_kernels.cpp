@@ -52,8 +52,7 @@ struct Arithmetic {
 // True division; integer and bool operands compute in float64 (numpy's only loop);
 // complex division by Smith's method (detail::ComplexDivide).
 struct Divide {
-  template <class T>
-    requires Real<T> || Complex<T>
+  template <detail::Inexact T>
   static T Apply(T a, T b) {
     if constexpr (Complex<T>) {
       return detail::ComplexDivide(a, b);
@@ -174,8 +173,7 @@ struct Pow {
 // operand, and of two equal values (0.0 and -0.0) the second is returned.
 template <bool kMax>
 struct Extremum {
-  template <class T>
-    requires(!Complex<T>)
+  template <detail::Ordered T>
   static T Apply(T a, T b) {
     const bool take_a = kMax ? a > b : a < b;
     if constexpr (Real<T>) {
@@ -209,10 +207,12 @@ struct LogAddExpFn {
 
 // ==, <, ...: Fn on the operands (complex numbers have == and != only); logical_and,
 // ...: Fn on (operand != 0).
+template <class T, class Fn>
+concept ComparableBy = std::is_invocable_r_v<bool, Fn, T, T>;
+
 template <class Fn>
 struct Compare {
-  template <class T>
-    requires std::is_invocable_r_v<bool, Fn, T, T>
+  template <ComparableBy<Fn> T>
   static bool Apply(T a, T b) {
     return Fn{}(a, b);
   }
@@ -287,7 +287,7 @@ template <class Fn>
 decltype(auto) VisitBinaryOp(BinaryOp op, Fn&& fn) {
   switch (op) {
 #define TESSERA_BINARY_OP(name, Kernel, aliases, rule, complex, doc) \
-  case BinaryOp::k##Kernel:                            \
+  case BinaryOp::k##Kernel:                                          \
     return fn(detail::Ruled<2, Kernel, TypeRule::rule, ComplexRule::complex>{});
 #include "tessera/plan/internal/elementwise_ops.def"
   }
@@ -346,9 +346,8 @@ Signature ResolveBinary(BinaryOp op, DType a, DType b) {
             Name(op), dtypes,
             promoted.is_complex() ? "complex numbers have no order; apply it to real(x), imag(x) "
                                     "or abs(x)"
-            : op == BinaryOp::kSubtract
-                ? "use logical_xor for booleans, or cast with astype first"
-                : "cast with astype first");
+            : op == BinaryOp::kSubtract ? "use logical_xor for booleans, or cast with astype first"
+                                        : "cast with astype first");
       }
     });
   });

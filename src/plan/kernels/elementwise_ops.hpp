@@ -35,6 +35,13 @@ template <class T>
 concept Complex = kIsComplex<T>;
 template <class T>
 concept Numeric = Number<T> || Complex<T>;  // the standard's "numeric": complex included
+template <class T>
+concept Inexact = Real<T> || Complex<T>;  // what floating-point functions take
+template <class T>
+concept Ordered = !Complex<T>;  // has <, > (bool and integers included)
+// T, or a real T when kTakesComplex is false (round takes complex numbers, floor not).
+template <class T, bool kTakesComplex>
+concept RealUnless = kTakesComplex || !Complex<T>;
 
 // FloatingResultType at compile time: 8- and 16-bit integers and bool -> float; floats
 // and complex types are their own.
@@ -116,10 +123,9 @@ struct ComputeFor<TypeRule::kShift, T> : ComputeFor<TypeRule::kBoolAsInt8, T> {}
 // The element types of every dtype, for checks at compile time.
 template <class... T>
 struct TypeList {};
-using EveryElementType =
-    TypeList<bool, std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t,
-             std::uint16_t, std::uint32_t, std::uint64_t, float, double, std::complex<float>,
-             std::complex<double>>;
+using EveryElementType = TypeList<bool, std::int8_t, std::int16_t, std::int32_t, std::int64_t,
+                                  std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, float,
+                                  double, std::complex<float>, std::complex<double>>;
 
 // What Kernel::Apply gives for kArity operands of type C, void where it is not defined.
 template <int kArity, class Kernel, class C>

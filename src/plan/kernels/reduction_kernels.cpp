@@ -692,14 +692,50 @@ using VarTraits = MomentTraits<T, R, false>;
 template <class T, class R>
 using StdTraits = MomentTraits<T, R, true>;
 
+// The kernel of `op` for a real (or bool) element type T into `result`.
+template <class T>
+ReductionKernel RealReductionKernel(ReductionOp op, DType result, bool same) {
+  switch (op) {
+    case ReductionOp::kSum:
+      if (result == int64 && !same) return Make<SumTraits<T, std::int64_t>>();
+      if (result == uint64 && !same) return Make<SumTraits<T, std::uint64_t>>();
+      return Make<SumTraits<T, T>>();
+    case ReductionOp::kProd:
+      if (result == int64 && !same) return Make<ProdTraits<T, std::int64_t>>();
+      if (result == uint64 && !same) return Make<ProdTraits<T, std::uint64_t>>();
+      return Make<ProdTraits<T, T>>();
+    case ReductionOp::kMin:
+      return Make<ExtremeTraits<T, false>>();
+    case ReductionOp::kMax:
+      return Make<ExtremeTraits<T, true>>();
+    case ReductionOp::kArgMin:
+      return Make<ArgExtremeTraits<T, false>>();
+    case ReductionOp::kArgMax:
+      return Make<ArgExtremeTraits<T, true>>();
+    case ReductionOp::kAll:
+      return Make<TruthTraits<T, true>>();
+    case ReductionOp::kAny:
+      return Make<TruthTraits<T, false>>();
+    case ReductionOp::kCountNonzero:
+      return Make<CountNonzeroTraits<T>>();
+    case ReductionOp::kMean:
+      return MakeFloating<MeanTraits, T>(result);
+    case ReductionOp::kVar:
+      return MakeFloating<VarTraits, T>(result);
+    case ReductionOp::kStd:
+      return MakeFloating<StdTraits, T>(result);
+  }
+  throw InvalidArgument("unknown reduction");
+}
+
 }  // namespace
 
 ReductionKernel GetReductionKernel(ReductionOp op, DType input, DType result) {
   const bool same = input == result;
   const bool sum_or_prod = op == ReductionOp::kSum || op == ReductionOp::kProd;
   // numpy's default promotion: bool and integer sums and products in 64 bits.
-  const bool promoted = sum_or_prod && input.kind() != DTypeKind::kFloat &&
-                        !input.is_complex() && (result == int64 || result == uint64);
+  const bool promoted = sum_or_prod && input.kind() != DTypeKind::kFloat && !input.is_complex() &&
+                        (result == int64 || result == uint64);
   const bool keeps_input = sum_or_prod || op == ReductionOp::kMin || op == ReductionOp::kMax;
   if (keeps_input && !same && !promoted) {
     throw InvalidArgument(std::string(ReductionName(op)) + " of " + std::string(input.name()) +
@@ -711,42 +747,13 @@ ReductionKernel GetReductionKernel(ReductionOp op, DType input, DType result) {
     if constexpr (kIsComplex<T>) {
       if (op == ReductionOp::kMean && !result.is_complex()) {
         throw InvalidArgument("mean of " + std::string(input.name()) + " into " +
-                              std::string(result.name()) + ": the mean of complex numbers "
-                              "is complex; request complex64 or complex128");
+                              std::string(result.name()) +
+                              ": the mean of complex numbers is complex; request complex64 or "
+                              "complex128");
       }
       return ComplexReductionKernel<T>(op, result);
     } else {
-    switch (op) {
-      case ReductionOp::kSum:
-        if (result == int64 && !same) return Make<SumTraits<T, std::int64_t>>();
-        if (result == uint64 && !same) return Make<SumTraits<T, std::uint64_t>>();
-        return Make<SumTraits<T, T>>();
-      case ReductionOp::kProd:
-        if (result == int64 && !same) return Make<ProdTraits<T, std::int64_t>>();
-        if (result == uint64 && !same) return Make<ProdTraits<T, std::uint64_t>>();
-        return Make<ProdTraits<T, T>>();
-      case ReductionOp::kMin:
-        return Make<ExtremeTraits<T, false>>();
-      case ReductionOp::kMax:
-        return Make<ExtremeTraits<T, true>>();
-      case ReductionOp::kArgMin:
-        return Make<ArgExtremeTraits<T, false>>();
-      case ReductionOp::kArgMax:
-        return Make<ArgExtremeTraits<T, true>>();
-      case ReductionOp::kAll:
-        return Make<TruthTraits<T, true>>();
-      case ReductionOp::kAny:
-        return Make<TruthTraits<T, false>>();
-      case ReductionOp::kCountNonzero:
-        return Make<CountNonzeroTraits<T>>();
-      case ReductionOp::kMean:
-        return MakeFloating<MeanTraits, T>(result);
-      case ReductionOp::kVar:
-        return MakeFloating<VarTraits, T>(result);
-      case ReductionOp::kStd:
-        return MakeFloating<StdTraits, T>(result);
-    }
-    throw InvalidArgument("unknown reduction");
+      return RealReductionKernel<T>(op, result, same);
     }
   });
 }

@@ -99,8 +99,7 @@ struct Square {
 // operands compute in FloatFor.
 template <class Fn>
 struct Math {
-  template <class T>
-    requires Real<T> || Complex<T>
+  template <detail::Inexact T>
   static T Apply(T x) {
     return Fn{}(x);
   }
@@ -110,8 +109,7 @@ struct Math {
 // numbers (round only, kRoundsComplex) Fn on each part.
 template <class Fn, bool kRoundsComplex>
 struct Rounding {
-  template <class T>
-    requires(!Complex<T> || kRoundsComplex)
+  template <detail::RealUnless<kRoundsComplex> T>
   static T Apply(T x) {
     if constexpr (Complex<T>) {
       return {Fn{}(x.real()), Fn{}(x.imag())};
@@ -268,7 +266,7 @@ template <class Fn>
 decltype(auto) VisitUnaryOp(UnaryOp op, Fn&& fn) {
   switch (op) {
 #define TESSERA_UNARY_OP(name, Kernel, aliases, rule, complex, doc) \
-  case UnaryOp::k##Kernel:                            \
+  case UnaryOp::k##Kernel:                                          \
     return fn(detail::Ruled<1, Kernel, TypeRule::rule, ComplexRule::complex>{});
 #include "tessera/plan/internal/elementwise_ops.def"
   }

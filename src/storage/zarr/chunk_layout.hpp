@@ -39,17 +39,17 @@ static_assert(std::endian::native == std::endian::little,
 // What happens to each element as it is copied.
 enum class ElementTransform : std::uint8_t {
   kNone,
-  kByteSwap,       // reverse the bytes of a 2-, 4- or 8-byte item
+  kByteSwap,        // reverse the bytes of a 2-, 4- or 8-byte item
   kByteSwapHalves,  // reverse the bytes of each half of an 8- or 16-byte complex item
-  kNormalizeBool,  // 1-byte items: nonzero -> 1
+  kNormalizeBool,   // 1-byte items: nonzero -> 1
 };
 
 struct ChunkLayout {
-  Shape chunk_shape;      // the full (unclipped) chunk shape
-  Index itemsize = 1;     // bytes per element: 1, 2, 4, 8 or 16
-  char order = 'C';       // 'C' or 'F': element order inside a stored chunk
-  bool byteswap = false;  // stored byte order differs from native (itemsize > 1)
-  bool is_bool = false;   // bool elements: normalised on read
+  Shape chunk_shape;        // the full (unclipped) chunk shape
+  Index itemsize = 1;       // bytes per element: 1, 2, 4, 8 or 16
+  char order = 'C';         // 'C' or 'F': element order inside a stored chunk
+  bool byteswap = false;    // stored byte order differs from native (itemsize > 1)
+  bool is_bool = false;     // bool elements: normalised on read
   bool is_complex = false;  // complex elements: each part has the stored byte order
 
   static ChunkLayout For(const ZarrMetadata& metadata);

@@ -282,8 +282,8 @@ Bytes Counting(int n) {
 TEST(ChunkLayoutTest, ComplexItemsSwapEachPart) {
   for (const Index itemsize : {Index{8}, Index{16}}) {
     SCOPED_TRACE(itemsize);
-    ChunkLayout layout{.chunk_shape = {2}, .itemsize = itemsize, .byteswap = true,
-                       .is_complex = true};
+    ChunkLayout layout{
+        .chunk_shape = {2}, .itemsize = itemsize, .byteswap = true, .is_complex = true};
     EXPECT_EQ(layout.WriteTransform(), ElementTransform::kByteSwapHalves);
     const int half = static_cast<int>(itemsize / 2);
     Bytes expected;

@@ -232,7 +232,8 @@ FillValue ParseFillValue(const Json& value, DType dtype, std::string_view typest
       if (value.is_number()) return std::complex<double>(value.get<double>(), 0.0);
       Fail(where, kKey,
            "[real, imaginary] (each a number, \"NaN\", \"Infinity\" or \"-Infinity\") or "
-           "null for " + dtype_text,
+           "null for " +
+               dtype_text,
            value);
     }
     case DTypeKind::kFloat:

@@ -271,9 +271,8 @@ TEST(ZarrMetadataRoundTripTest, RandomConfigurations) {
   auto pick = [&](std::int64_t low, std::int64_t high) {
     return std::uniform_int_distribution<std::int64_t>(low, high)(random);
   };
-  const std::vector<DType> dtypes = {bool_,  int8,   int16,  int32,   int64,  uint8,
-                                     uint16, uint32, uint64, float32, float64,
-                                     complex64, complex128};
+  const std::vector<DType> dtypes = {bool_,  int8,   int16,   int32,   int64,     uint8,     uint16,
+                                     uint32, uint64, float32, float64, complex64, complex128};
   auto random_codec = [&]() -> CodecConfig {
     switch (pick(0, 4)) {
       case 0: {

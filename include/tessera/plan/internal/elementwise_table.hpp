@@ -38,11 +38,11 @@ enum class TypeRule : std::uint8_t {
 // What an op does with complex64 and complex128 operands (the standard's table of which
 // functions take "numeric" and which "real-valued" dtypes).
 enum class ComplexRule : std::uint8_t {
-  kRealOnly,        // undefined for complex dtypes (floor, maximum, less, atan2)
-  kComplex,         // takes them; the result has the operand's complex dtype, or bool
-                    // where the type rule gives bool (exp, add, equal, isnan)
-  kComplexToReal,   // takes them; the result is the real dtype of their components
-                    // (abs, real, imag: complex64 -> float32)
+  kRealOnly,       // undefined for complex dtypes (floor, maximum, less, atan2)
+  kComplex,        // takes them; the result has the operand's complex dtype, or bool
+                   // where the type rule gives bool (exp, add, equal, isnan)
+  kComplexToReal,  // takes them; the result is the real dtype of their components
+                   // (abs, real, imag: complex64 -> float32)
 };
 
 constexpr bool TakesBool(TypeRule rule) { return rule != TypeRule::kPromoteNumbers; }
