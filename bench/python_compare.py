@@ -11,6 +11,9 @@ writes its result the same way):
   rechunk    the seed rechunk: float64 (10000 x scale, 10000), chunks (.., 1000) to (1000, 10000)
   dewpoint   seed-003's dew point over two float32 (32 x scale, 4000, 4000) inputs, 64 MB chunks
   meansum    mean over axis 0 and the total sum of a float64 (10000 x scale, 5000) array
+"tessera-cli" is the same work through the `tessera` command (C++ alone, no Python):
+the rechunk as `tessera rechunk`, the dew point as `tessera calc`; the command has no
+form for mean-and-sum. Its binary: $TESSERA_BIN, else `tessera` on PATH, else the build's.
 Needs PYTHONPATH with the tessera package (build/python) or an installed one."""
 
 import argparse
@@ -24,7 +27,7 @@ import tempfile
 import time
 
 BLOSC = {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1}
-TOOLS = ["tessera", "dask", "dask-keep", "cubed", "numpy"]
+TOOLS = ["tessera", "tessera-cli", "dask", "dask-keep", "cubed", "numpy"]
 WORKLOADS = ["rechunk", "dewpoint", "meansum"]
 KEEP_FREED = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(1 << 40)}
 
@@ -125,6 +128,26 @@ def child(tool, workload, data, out, allowed_mem):
             arrays[0].mean(axis=0), arrays[0].sum()
 
 
+DEW_POINT_FORMULA = ("td = ((1 / 273) - 0.0001844 * log((0.611 * exp(5423 * ((1 / 273) - (1 / t2)))"
+                     " * rh / 100.0) / 0.611)) ** -1")
+
+
+def cli_command(workload, data, out, allowed_mem):
+    """The `tessera` command doing `workload`, or None where it has no form for it."""
+    binary = (os.environ.get("TESSERA_BIN") or shutil.which("tessera")
+              or os.path.join(os.path.dirname(__file__), "..", "build", "src", "cli", "tessera"))
+    source = [os.path.join(data, f"{workload}-{i}.zarr") for i in range(2)]
+    result = os.path.join(out, "result.zarr")
+    common = ["--allowed-mem", allowed_mem, "--work-dir", out, "--quiet", "--codec", "blosc-lz4"]
+    if workload == "rechunk":
+        columns = shapes(1)["rechunk"][0][1]
+        return [binary, "rechunk", source[0], result, "--chunks", f"1000,{columns}"] + common
+    if workload == "dewpoint":
+        return [binary, "calc", DEW_POINT_FORMULA, "--input", f"t2={source[0]}",
+                "--input", f"rh={source[1]}", "--output", result] + common
+    return None
+
+
 def measure(tool, workload, data, allowed_mem):
     out = tempfile.mkdtemp(prefix=f"bench-{tool}-{workload}-", dir=data)
     env = dict(os.environ, TESSERA_HISTORY="off", TESSERA_PROGRESS="0")
@@ -132,9 +155,16 @@ def measure(tool, workload, data, allowed_mem):
         env.update(KEEP_FREED)
     with tempfile.NamedTemporaryFile(mode="r") as peak:
         start = time.perf_counter()
-        run = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", peak.name, sys.executable, __file__,
-                              "--child", tool, workload, "--data", data, "--out", out,
-                              "--allowed-mem", allowed_mem], capture_output=True, text=True, env=env)
+        if tool == "tessera-cli":
+            command = cli_command(workload, data, out, allowed_mem)
+            if command is None:
+                shutil.rmtree(out, ignore_errors=True)
+                return None, None, "n/a"
+        else:
+            command = [sys.executable, __file__, "--child", tool, workload, "--data", data,
+                       "--out", out, "--allowed-mem", allowed_mem]
+        run = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", peak.name] + command,
+                             capture_output=True, text=True, env=env)
         seconds = time.perf_counter() - start
         kib = peak.read().split()
     shutil.rmtree(out, ignore_errors=True)
@@ -171,16 +201,18 @@ def main():
             rows.append((workload, tool, statistics.median(s for s, _, _ in runs),
                          max(r for _, r, _ in runs), None))
     print(f"\nscale {args.scale}, allowed_mem {args.allowed_mem}, median of {args.repeat}, peak RSS (max)")
-    print(f"| {'workload':9} | {'tool':9} | {'seconds':>8} | {'vs best':>7} | {'peak RSS':>9} |")
-    print(f"|{'-' * 11}|{'-' * 11}|{'-' * 10}|{'-' * 9}|{'-' * 11}|")
+    print(f"| {'workload':9} | {'tool':11} | {'seconds':>8} | {'vs best':>7} | {'peak RSS':>9} |")
+    print(f"|{'-' * 11}|{'-' * 13}|{'-' * 10}|{'-' * 9}|{'-' * 11}|")
     for workload in args.workloads.split(","):
         done = [r for r in rows if r[0] == workload and r[2] is not None]
         best = min((r[2] for r in done), default=None)
         for _, tool, seconds, rss, error in (r for r in rows if r[0] == workload):
-            if error:
-                print(f"| {workload:9} | {tool:9} | {'failed':>8} | {'':7} | {'':9} |  {error[:60]}")
+            if error == "n/a":
+                print(f"| {workload:9} | {tool:11} | {'n/a':>8} | {'':7} | {'':9} |")
+            elif error:
+                print(f"| {workload:9} | {tool:11} | {'failed':>8} | {'':7} | {'':9} |  {error[:60]}")
             else:
-                print(f"| {workload:9} | {tool:9} | {seconds:8.2f} | {seconds / best:6.2f}x | "
+                print(f"| {workload:9} | {tool:11} | {seconds:8.2f} | {seconds / best:6.2f}x | "
                       f"{rss / 1e6:7.0f}MB |")
     if not args.data:
         shutil.rmtree(data, ignore_errors=True)

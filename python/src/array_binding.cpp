@@ -15,15 +15,17 @@ nb::object Compute(const Array& array) {
 }
 
 // The one value of a 1-element array as the Python number `kind` ("bool", "int", "index",
-// "float", "complex"), as numpy converts it; TypeError for other sizes, for __float__ of
-// a complex array and __index__ of a non-integer one.
+// "float", "complex"), as numpy converts it; for other sizes ValueError (bool) or
+// TypeError, and TypeError for __float__ of a complex array and __index__ of a
+// non-integer one.
 nb::object PythonNumber(const Array& x, const std::string& kind) {
   if (x.size() != 1) {
-    throw nb::type_error(("only 1-element arrays convert to a Python " + kind +
-                          "; this one has "
-                          "shape " +
-                          ShapeToString(x.shape()) + " (index or reduce it first)")
-                             .c_str());
+    const std::string message = "only 1-element arrays convert to a Python " + kind +
+                                "; this one has shape " + ShapeToString(x.shape()) +
+                                " (index or reduce it first, e.g. with any() or all())";
+    // numpy's kinds: an ambiguous truth value is a ValueError, a number a TypeError.
+    if (kind == "bool") throw nb::value_error(message.c_str());
+    throw nb::type_error(message.c_str());
   }
   const DType dtype = x.dtype();
   const bool integer = dtype.kind() == DTypeKind::kSignedInt ||

@@ -266,3 +266,19 @@ def test_dlpack_and_the_buffer_protocol_share_the_engines_memory(spec):
     np.testing.assert_array_equal(imported.compute(), np.arange(6).reshape(2, 3))
     with pytest.raises(ValueError, match="live on the CPU"):
         tessera.from_dlpack(result, device="cuda")
+
+
+def test_one_element_arrays_convert_to_python_numbers(spec):
+    import operator
+
+    x = tessera.asarray(np.array([[7]], dtype="int16"), spec=spec)
+    assert int(x) == 7 and operator.index(x) == 7 and float(x) == 7.0 and bool(x)
+    assert complex(tessera.asarray(np.array(2.5), spec=spec)) == 2.5 + 0j
+    assert [10, 20, 30, 40, 50, 60, 70, 80][x] == 80  # usable as an index
+    with pytest.raises(TypeError, match="index"):
+        operator.index(tessera.asarray(np.array(1.5), spec=spec))
+    many = tessera.ones((3,), spec=spec)
+    with pytest.raises(ValueError, match="1-element"):
+        bool(many)  # numpy's error for an ambiguous truth value
+    with pytest.raises(TypeError, match="1-element"):
+        float(many)

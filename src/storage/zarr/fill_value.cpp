@@ -229,7 +229,9 @@ FillValue ParseFillValue(const Json& value, DType dtype, std::string_view typest
         return std::complex<double>(ParseFloatFill(value[0], component, dtype_text, where),
                                     ParseFloatFill(value[1], component, dtype_text, where));
       }
-      if (value.is_number()) return std::complex<double>(value.get<double>(), 0.0);
+      if (value.is_number()) {  // a real fill: its real part
+        return std::complex<double>(ParseFloatFill(value, component, dtype_text, where), 0.0);
+      }
       Fail(where, kKey,
            "[real, imaginary] (each a number, \"NaN\", \"Infinity\" or \"-Infinity\") or "
            "null for " +
