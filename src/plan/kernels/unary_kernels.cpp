@@ -5,6 +5,7 @@
 #include <concepts>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <numbers>
 
 #include "elementwise_kernels.hpp"
@@ -60,12 +61,13 @@ struct Sign {
       // The standard's x / |x| as numpy 2 computes it: 0 for 0, NaN for NaN parts; an
       // infinite part gives its sign (NaN when both parts are infinite).
       using R = typename T::value_type;
+      constexpr R kNaN = std::numeric_limits<R>::quiet_NaN();
       const R magnitude = std::abs(x);
-      if (std::isnan(magnitude)) return {std::nan(""), std::nan("")};
+      if (std::isnan(magnitude)) return {kNaN, kNaN};
       if (std::isinf(magnitude)) {
         const bool real_inf = std::isinf(x.real());
         const bool imag_inf = std::isinf(x.imag());
-        if (real_inf && imag_inf) return {std::nan(""), std::nan("")};
+        if (real_inf && imag_inf) return {kNaN, kNaN};
         if (real_inf) return {std::copysign(R{1}, x.real()), R{0}};
         return {R{0}, std::copysign(R{1}, x.imag())};
       }
