@@ -49,6 +49,9 @@ class DirectoryStore final : public Store {
   std::optional<Buffer> Get(std::string_view key) const override;
   std::optional<std::int64_t> ReadBounded(std::string_view key, std::int64_t max_size,
                                           const Destination& destination) const override;
+  // pread of the range alone.
+  std::optional<std::int64_t> ReadRange(std::string_view key, std::int64_t offset,
+                                        std::span<std::byte> out) const override;
   using Store::Set;
   void Set(std::string_view key, std::span<const std::byte> value) override;
   bool Erase(std::string_view key) override;

@@ -16,6 +16,8 @@ class MemoryStore final : public Store {
   static std::shared_ptr<MemoryStore> Create() { return std::make_shared<MemoryStore>(); }
 
   std::optional<Buffer> Get(std::string_view key) const override;
+  std::optional<std::int64_t> ReadRange(std::string_view key, std::int64_t offset,
+                                        std::span<std::byte> out) const override;
   std::optional<std::int64_t> ReadBounded(std::string_view key, std::int64_t max_size,
                                           const Destination& destination) const override;
   using Store::Set;

@@ -5,6 +5,7 @@
 //   std::optional<Buffer> chunk = store->Get("0.0");   // nullopt when absent
 //   store->List("");                      // every key, '/'-separated, sorted
 //   store->ListFolder("sub");             // the names one level below "sub/"
+//   store->ReadRange("shard", -16, out);  // the last 16 bytes (a shard's index)
 //
 // Keys are relative, '/'-separated paths. ValidateKey() rejects keys that could
 // escape a store's root: empty, absolute ("/x"), "." or ".." segments, empty
@@ -49,6 +50,14 @@ class Store {
   // many chunks then touches fresh memory once).
   std::optional<std::int64_t> GetInto(std::string_view key, Buffer& out,
                                       std::int64_t max_size) const;
+  // Reads out.size() bytes of `key`'s value from byte `offset` into `out`, the rest of
+  // the value unread: how a shard's index and one inner chunk are read. A negative
+  // `offset` counts from the value's end (-16: its last 16 bytes). Returns the value's
+  // whole size, or nullopt when absent; StorageError naming the key and the sizes when
+  // the range does not lie inside the value. The size and the bytes come from one read
+  // of one value. The default goes through Get(); a directory reads the range alone.
+  virtual std::optional<std::int64_t> ReadRange(std::string_view key, std::int64_t offset,
+                                                std::span<std::byte> out) const;
   // Stores `value` under `key`, replacing any old value atomically.
   virtual void Set(std::string_view key, std::span<const std::byte> value) = 0;
   // Removes `key`; returns false when it was absent.
@@ -80,6 +89,12 @@ class Store {
 
 // Throws InvalidArgument when `key` is not a safe relative key (see above).
 void ValidateKey(std::string_view key);
+
+// The start of the range ReadRange reads: `offset` (negative: from the end) within a
+// value of `size` bytes, checked to hold `length` bytes; StorageError naming
+// `described_key` otherwise. For stores implementing ReadRange.
+std::int64_t RangeStart(std::int64_t offset, std::int64_t length, std::int64_t size,
+                        const std::string& described_key);
 
 // Joins a prefix (possibly empty) and a key with '/'.
 std::string JoinKey(std::string_view prefix, std::string_view key);

@@ -62,6 +62,8 @@ class FileDescriptor {
   FileDescriptor(const FileDescriptor&) = delete;
   FileDescriptor& operator=(const FileDescriptor&) = delete;
   int get() const { return fd_; }
+  // Gives up ownership: the caller closes the descriptor.
+  int Release() { return std::exchange(fd_, -1); }
   // Closes now, returning close()'s errno (0 on success).
   int Close() {
     int result = ::close(std::exchange(fd_, -1));
@@ -219,22 +221,61 @@ std::optional<Buffer> DirectoryStore::Get(std::string_view key) const {
   return buffer;
 }
 
-std::optional<std::int64_t> DirectoryStore::ReadBounded(std::string_view key, std::int64_t max_size,
-                                                        const Destination& destination) const {
-  fs::path path = PathOf(key);
+namespace {
+
+// Opens the value file at `path` for reading and sets *size to its size; -1 when there
+// is no value there (absent, or a directory). Values are replaced by rename(), so the
+// open file never changes under its reader.
+int OpenValue(const fs::path& path, std::int64_t* size) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
   // It changes nothing for regular files, and fstat rejects anything else below.
   FileDescriptor fd(OpenFile(path, O_RDONLY | O_NONBLOCK));
   if (fd.get() < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+    if (errno == ENOENT || errno == ENOTDIR) return -1;
     ThrowIo("open", path, errno);
   }
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0) ThrowIo("stat", path, errno);
-  if (S_ISDIR(info.st_mode)) return std::nullopt;  // a directory is not a key
+  if (S_ISDIR(info.st_mode)) return -1;  // a directory is not a key
   if (!S_ISREG(info.st_mode)) ThrowNotAValue(path, info.st_mode);
-  // Values are replaced by rename(), so the open file never changes under us.
-  const auto size = static_cast<std::int64_t>(info.st_size);
+  *size = static_cast<std::int64_t>(info.st_size);
+  return fd.Release();
+}
+
+}  // namespace
+
+std::optional<std::int64_t> DirectoryStore::ReadRange(std::string_view key, std::int64_t offset,
+                                                      std::span<std::byte> out) const {
+  const fs::path path = PathOf(key);
+  std::int64_t size = 0;
+  FileDescriptor fd(OpenValue(path, &size));
+  if (fd.get() < 0) return std::nullopt;
+  const auto length = static_cast<std::int64_t>(out.size());
+  const std::int64_t start = RangeStart(offset, length, size, DescribeKey(key));
+  std::size_t total = 0;
+  while (total < out.size()) {
+    const ssize_t got = ::pread(fd.get(), out.data() + total, out.size() - total,
+                                static_cast<off_t>(start) + static_cast<off_t>(total));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      ThrowIo("read", path, errno);
+    }
+    if (got == 0) {
+      throw StorageError("cannot read " + path.string() + ": the file shrank below " +
+                         std::to_string(start + length) +
+                         " bytes while being read; another program is writing into the store");
+    }
+    total += static_cast<std::size_t>(got);
+  }
+  return size;
+}
+
+std::optional<std::int64_t> DirectoryStore::ReadBounded(std::string_view key, std::int64_t max_size,
+                                                        const Destination& destination) const {
+  fs::path path = PathOf(key);
+  std::int64_t size = 0;
+  FileDescriptor fd(OpenValue(path, &size));
+  if (fd.get() < 0) return std::nullopt;
   if (size > max_size) return size;
   const std::span<std::byte> out = destination(size);
   std::size_t total = 0;

@@ -26,6 +26,19 @@ std::optional<std::int64_t> MemoryStore::ReadBounded(std::string_view key, std::
   return value.size();
 }
 
+std::optional<std::int64_t> MemoryStore::ReadRange(std::string_view key, std::int64_t offset,
+                                                   std::span<std::byte> out) const {
+  ValidateKey(key);
+  std::lock_guard lock(mutex_);
+  auto it = values_.find(key);
+  if (it == values_.end()) return std::nullopt;
+  const Buffer& value = it->second;
+  const auto length = static_cast<std::int64_t>(out.size());
+  const std::int64_t start = RangeStart(offset, length, value.size(), DescribeKey(key));
+  if (length > 0) std::memcpy(out.data(), value.data() + start, out.size());
+  return value.size();
+}
+
 void MemoryStore::Set(std::string_view key, std::span<const std::byte> value) {
   ValidateKey(key);
   // Copy outside the lock: readers of other keys are not held up by a large value.

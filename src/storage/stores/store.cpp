@@ -109,6 +109,28 @@ std::optional<std::int64_t> Store::ReadBounded(std::string_view key, std::int64_
   return value->size();
 }
 
+std::int64_t RangeStart(std::int64_t offset, std::int64_t length, std::int64_t size,
+                        const std::string& described_key) {
+  const std::int64_t start = offset < 0 ? size + offset : offset;
+  if (start < 0 || length < 0 || start > size || length > size - start) {
+    throw StorageError("cannot read bytes [" + std::to_string(offset) + ", " +
+                       std::to_string(offset) + " + " + std::to_string(length) + ") of " +
+                       described_key + ": the value has " + std::to_string(size) +
+                       " bytes (a negative offset counts from its end)");
+  }
+  return start;
+}
+
+std::optional<std::int64_t> Store::ReadRange(std::string_view key, std::int64_t offset,
+                                             std::span<std::byte> out) const {
+  std::optional<Buffer> value = Get(key);
+  if (!value) return std::nullopt;
+  const auto length = static_cast<std::int64_t>(out.size());
+  const std::int64_t start = RangeStart(offset, length, value->size(), DescribeKey(key));
+  if (length > 0) std::memcpy(out.data(), value->data() + start, out.size());
+  return value->size();
+}
+
 std::optional<std::int64_t> Store::GetInto(std::string_view key, Buffer& out,
                                            std::int64_t max_size) const {
   return ReadBounded(key, max_size, [&out](std::int64_t size) {

@@ -32,6 +32,28 @@ struct StoreFixture {
   std::shared_ptr<TempDir> directory;
 };
 
+// A store with only the methods every store must write (MemoryStore's underneath), so
+// that Store's defaults (ReadBounded, ReadRange, ListFolder) meet the same tests.
+class MinimalStore final : public Store {
+ public:
+  std::optional<Buffer> Get(std::string_view key) const override { return values_->Get(key); }
+  using Store::Set;
+  void Set(std::string_view key, std::span<const std::byte> value) override {
+    values_->Set(key, value);
+  }
+  bool Erase(std::string_view key) override { return values_->Erase(key); }
+  std::vector<std::string> List(std::string_view prefix) const override {
+    return values_->List(prefix);
+  }
+  std::optional<std::int64_t> SizeOf(std::string_view key) const override {
+    return values_->SizeOf(key);
+  }
+  std::string Describe() const override { return "minimal store"; }
+
+ private:
+  std::shared_ptr<MemoryStore> values_ = MemoryStore::Create();
+};
+
 struct StoreFactory {
   std::string name;
   std::function<StoreFixture()> make;
@@ -39,6 +61,10 @@ struct StoreFactory {
 
 const std::vector<StoreFactory>& StoreFactories() {
   static const std::vector<StoreFactory> factories = {
+      {"MinimalStore",
+       [] {
+         return StoreFixture{std::make_shared<MinimalStore>(), nullptr};
+       }},
       {"MemoryStore",
        [] {
          return StoreFixture{MemoryStore::Create(), nullptr};
@@ -143,6 +169,38 @@ TEST_P(StoreConformanceTest, ListFolderGivesOneLevelOfNames) {
   EXPECT_TRUE(store().ListFolder("x/0/0").empty());  // a value has nothing below it
   EXPECT_THROW(store().ListFolder(".."), InvalidArgument);
   EXPECT_THROW(store().ListFolder("/x"), InvalidArgument);
+}
+
+// Byte ranges, as a shard's index (its last bytes) and one inner chunk are read.
+TEST_P(StoreConformanceTest, ReadRangeReadsAnySliceFromEitherEnd) {
+  store().Set("shard", std::string_view("0123456789"));
+  const auto range = [&](std::int64_t offset, std::size_t length) {
+    std::string out(length, '?');
+    const std::optional<std::int64_t> size = store().ReadRange(
+        "shard", offset, std::as_writable_bytes(std::span<char>(out.data(), out.size())));
+    EXPECT_EQ(size, 10);
+    return out;
+  };
+  EXPECT_EQ(range(0, 3), "012");
+  EXPECT_EQ(range(4, 4), "4567");
+  EXPECT_EQ(range(-3, 3), "789");
+  EXPECT_EQ(range(-10, 10), "0123456789");
+  EXPECT_EQ(range(10, 0), "");
+  std::byte out[4];
+  EXPECT_FALSE(store().ReadRange("missing", 0, out).has_value());
+  for (const std::int64_t offset :
+       {std::int64_t{8}, std::int64_t{-3}, std::int64_t{11}, std::int64_t{-11}}) {
+    SCOPED_TRACE(offset);
+    try {
+      store().ReadRange("shard", offset, out);
+      ADD_FAILURE() << "read a range outside the value";
+    } catch (const StorageError& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find(store().DescribeKey("shard")), std::string::npos) << message;
+      EXPECT_NE(message.find("10 bytes"), std::string::npos) << message;
+    }
+  }
+  EXPECT_THROW(store().ReadRange("../escape", 0, out), InvalidArgument);
 }
 
 TEST_P(StoreConformanceTest, EmptyValue) {
