@@ -25,12 +25,13 @@
 # keeps them to api/ and the plan's public face.
 
 # Bottom to top.
-set(TESSERA_LAYERS core codecs stores zarr memory plan exec api)
+set(TESSERA_LAYERS core codecs stores sharding zarr memory plan exec api)
 # What each layer adds to the one below it: folders or files of include/tessera.
 set(TESSERA_LAYER_HEADERS_core core version.hpp)
 set(TESSERA_LAYER_HEADERS_codecs storage/codec.hpp)
 set(TESSERA_LAYER_HEADERS_stores storage/store.hpp storage/memory_store.hpp
     storage/directory_store.hpp storage/file_ops.hpp)
+set(TESSERA_LAYER_HEADERS_sharding storage/shard_index.hpp)
 set(TESSERA_LAYER_HEADERS_zarr storage/zarr_array.hpp storage/zarr_metadata.hpp
     storage/zarr_group.hpp)
 set(TESSERA_LAYER_HEADERS_memory memory)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks DESIGN.md's rule that dependencies point down only, over every C++ file of the
 # repository. Layers, bottom to top:
-#   core < storage/codecs < storage/stores < storage/zarr < memory < plan < exec < api
+#   core < storage/codecs < storage/stores < storage/sharding < storage/zarr < memory < plan < exec < api
 #   < front ends (src/cli/, tests/interop/, tests/consumer/, python/)
 # - A file of a layer (its public headers, its sources and its tests) includes headers of
 #   its layer and below only. The compiler enforces this too (cmake/TesseraLayers.cmake);
@@ -24,7 +24,7 @@ set -euo pipefail
 root="${1:-$(dirname "$0")/..}"
 cd "$root"
 
-order=(core codecs stores zarr memory plan exec api front)
+order=(core codecs stores sharding zarr memory plan exec api front)
 declare -A rank=()
 for index in "${!order[@]}"; do rank[${order[$index]}]=$index; done
 
@@ -59,6 +59,7 @@ file_layer() {
     src/core/*) layer=core ;;
     src/storage/codecs/*) layer=codecs ;;
     src/storage/stores/*) layer=stores ;;
+    src/storage/sharding/*) layer=sharding ;;
     src/storage/zarr/*) layer=zarr ;;
     src/memory/*) layer=memory ;;
     src/plan/*) layer=plan ;;  # kernels/ included

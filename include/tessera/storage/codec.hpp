@@ -11,7 +11,8 @@
 //
 // Supported ids: "blosc" (cname lz4, lz4hc, zstd, blosclz, zlib; shuffle none, byte,
 // bit), "zstd", "lz4" (numcodecs LZ4: 4-byte little-endian size header), "zlib",
-// "gzip". Decode never trusts a header: when the frame claims a decoded size other
+// "gzip", "crc32c" (Zarr v3's checksum: the bytes, then their CRC-32C as 4 little-endian
+// bytes; decoding checks and strips it, a mismatch is a FormatError). Decode never trusts a header: when the frame claims a decoded size other
 // than out.size(), or is truncated or corrupt, it throws FormatError and never
 // allocates more than out.size(); DecodeUpTo likewise never exceeds its capacity.
 // Codec objects are immutable and thread-safe.
@@ -29,12 +30,17 @@
 namespace tessera {
 
 struct CodecConfig {
-  std::string id;             // "blosc", "zstd", "lz4", "zlib", "gzip"
+  std::string id;             // "blosc", "zstd", "lz4", "zlib", "gzip", "crc32c"
   std::string cname = "lz4";  // blosc only: lz4, lz4hc, zstd, blosclz, zlib
   int level = 5;              // blosc clevel, zstd/zlib/gzip level
   int shuffle = 1;            // blosc only: 0 none, 1 byte, 2 bit (numcodecs' values)
   int blocksize = 0;          // blosc only: 0 = automatic
   int acceleration = 1;       // lz4 only
+  // blosc only: the element size shuffling assumes, as Zarr v3's "typesize" records it;
+  // 0 = the itemsize each EncodeInto call passes (Zarr v2, where numcodecs takes it from
+  // the array's dtype).
+  int typesize = 0;
+  bool checksum = false;  // zstd only: each frame ends in its content checksum (XXH64)
 
   friend bool operator==(const CodecConfig&, const CodecConfig&) = default;
 };
@@ -55,6 +61,13 @@ class Codec {
   }
   // Decompresses `encoded` into exactly `out`; throws FormatError on any mismatch.
   virtual void Decode(std::span<const std::byte> encoded, std::span<std::byte> out) const = 0;
+  // For a codec whose decoded bytes are a part of its input (crc32c: all but the
+  // checksum): checks `encoded` as Decode does and returns that part, copying nothing.
+  // nullopt for every other codec (decode with Decode or DecodeUpTo).
+  virtual std::optional<std::span<const std::byte>> DecodedView(
+      std::span<const std::byte> /*encoded*/) const {
+    return std::nullopt;
+  }
   // The decoded size `encoded`'s frame declares, read from its header without decoding;
   // nullopt when the format does not record it (zlib) or the frame is too short to hold
   // it. A claim only, never trusted: Decode checks it. For gzip it is the size modulo
@@ -95,6 +108,9 @@ class Codec {
 
 // Throws InvalidArgument for an unknown id, cname, shuffle or out-of-range level.
 std::unique_ptr<Codec> MakeCodec(const CodecConfig& config);
+
+// The CRC-32C (Castagnoli) of `bytes`, as Zarr v3's crc32c codec and shard indexes store it.
+std::uint32_t Crc32cOf(std::span<const std::byte> bytes);
 
 // Parses a command-line codec: "none" is not a codec (callers handle it);
 // "blosc" / "blosc:lz4" / "blosc:zstd:3:bitshuffle", "zstd" / "zstd:3", "lz4",

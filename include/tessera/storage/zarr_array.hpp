@@ -1,17 +1,24 @@
-// ZarrArray: chunked reads and writes of one Zarr v2 array in a Store.
+// ZarrArray: chunked reads and writes of one Zarr array (v2 or v3) in a Store.
 //
 //   auto store = DirectoryStore::Open("t2m.zarr");
 //   ZarrMetadata meta{.shape = {10000, 10000}, .chunks = {1000, 1000}, .dtype = float64,
 //                     .compressor = ParseCodecSpec("blosc:lz4")};
 //   ZarrArray array = ZarrArray::Create(store, "", meta);   // writes .zarray
 //   array.Write(ndarray);                    // every chunk, in parallel
-//   NDArray back = ZarrArray::Open(store).Read();
+//   NDArray back = ZarrArray::Open(store).Read();   // v2 or v3, whichever is there
 //   NDArray block = array.ReadBlock({2, 3}); // one block, edge-clipped shape
+//   // A sharded v3 array (zarr_metadata.hpp: MakeV3Metadata): blocks are shards.
+//   NDArray part = array.ReadRegion(region); // reads only the inner chunks it touches
 //
 // Chunk layout follows zarr-python exactly: edge chunks are stored full size, padded
-// with the fill value; missing chunks read as the fill value; order 'F' chunks and
-// big-endian dtypes are converted on the way in and out; chunk keys use the
-// metadata's dimension separator ("1.2" or "1/2"; "0" for a 0-d array).
+// with the fill value; missing chunks read as the fill value; order 'F' chunks (v3:
+// transpose), big-endian dtypes and float16 storage are converted on the way in and
+// out; chunk keys follow the metadata ("1.2" or "1/2", "0" for a 0-d array; v3's default
+// "c/1/2", "c"). A sharded array's blocks (grid()) are its shards, the unit of writing:
+// WriteBlock writes one whole shard (inner chunks equal to the fill value left out, as
+// zarr-python leaves them out, and no shard at all when every one is); its inner chunks
+// (read_grid()) are the unit of reading: a read of a region reads each touched shard's
+// index, then only the inner chunks it touches, each by byte range.
 //
 // Errors: StorageError when the array or store is missing/unreadable; FormatError
 // (naming the chunk's key) when a chunk is truncated or corrupt; InvalidArgument for
@@ -40,28 +47,40 @@
 
 namespace tessera {
 
+namespace zarr_detail {
+class ChunkCodec;  // src/storage/zarr/chunk_codec.hpp
+struct ChunkScratch;
+}  // namespace zarr_detail
+
 class ZarrArray {
  public:
-  // Opens the array whose .zarray is at JoinKey(path, ".zarray").
+  // Opens the array at `path`: its zarr.json (Zarr v3) or, when there is none, its
+  // .zarray (Zarr v2).
   static ZarrArray Open(std::shared_ptr<Store> store, std::string path = "");
   // Creates the array at `path`, replacing any there: validates everything first
   // (InvalidArgument: shapes, sizes, the fill value against the dtype, codecs, attributes;
   // nothing is written or removed when it throws), then removes the chunks of a previous
-  // array at `path`, as zarr-python's mode="w" does, then writes .zarray and .zattrs
-  // (or removes a stale .zattrs when no attributes are given). A previous array's chunks
-  // are the keys below `path`/ made only of digits, '.' and '/' ("0.1", "2/3"); keys
-  // with any other character (metadata of nested groups and arrays, other files) and
-  // everything outside `path`/ are left alone.
+  // array at `path`, as zarr-python's mode="w" does, then writes the metadata of
+  // metadata.zarr_format: zarr.json (v3, attributes inside), or .zarray and .zattrs (v2;
+  // a stale .zattrs is removed when no attributes are given); the other format's
+  // documents at `path` are removed. A previous array's chunks are the keys below
+  // `path`/ made only of digits, '.' and '/' ("0.1", "2/3"), after v3's "c" ("c/0/1");
+  // keys with any other character (metadata of nested groups and arrays, other files)
+  // and everything outside `path`/ are left alone.
   static ZarrArray Create(std::shared_ptr<Store> store, std::string path, ZarrMetadata metadata,
                           ZarrAttributes attributes = {});
 
   const ZarrMetadata& metadata() const { return metadata_; }
+  // The grid of stored values: chunks, or the shards of a sharded array.
   const ChunkGrid& grid() const { return grid_; }
+  // The grid of the smallest independently readable chunks: grid(), or the (innermost)
+  // inner chunks of a sharded array.
+  ChunkGrid read_grid() const { return ChunkGrid(metadata_.shape, metadata_.read_chunks()); }
   const ZarrAttributes& attributes() const { return attributes_; }
   const std::shared_ptr<Store>& store() const { return store_; }
   const std::string& path() const { return path_; }
 
-  // The store key of a block (path prefix included).
+  // The store key of a block of grid() (path prefix included).
   std::string ChunkKey(std::span<const Index> block) const;
 
   // One block, shaped grid().BlockShape(block), C order.
@@ -81,17 +100,21 @@ class ZarrArray {
 
   // Memory the calls above hold besides their result, for memory projections (each
   // figure is exact for this implementation: every buffer is a tessera::Buffer).
-  // ReadRegion(region, 1) when no chunk it reads is stored in more than
-  // `max_stored_chunk` bytes (see MaxStoredChunkBytes; 0 for "none is stored"):
+  // ReadRegion(region, 1) when no chunk it reads (for a sharded array: no inner chunk)
+  // is stored in more than `max_stored_chunk` bytes (see MaxStoredChunkBytes; 0 for
+  // "none is stored"):
   std::int64_t ReadRegionScratchBytes(const Region& region, std::int64_t max_stored_chunk) const;
-  // WriteBlock(block) / WriteBlockFrom(block):
+  // WriteBlock(block) / WriteBlockFrom(block) (a sharded array's includes the shard
+  // being assembled):
   std::int64_t WriteBlockScratchBytes(std::span<const Index> block) const;
-  // The largest stored size any valid chunk of this array may have (reads refuse more).
+  // The largest stored size any valid chunk (shard) of this array may have (reads
+  // refuse more), and the largest Tessera's own encoder writes.
   std::int64_t MaxStoredChunkBytes() const;
+  std::int64_t MaxEncodedChunkBytes() const;
 
-  // Stored (encoded) size of a block's chunk; nullopt when not written.
+  // Stored (encoded) size of a block's chunk (shard); nullopt when not written.
   std::optional<std::int64_t> StoredChunkSize(std::span<const Index> block) const;
-  // Number of chunks present in the store, their total and largest stored bytes.
+  // Number of chunks (shards) present in the store, their total and largest stored bytes.
   struct StoredChunks {
     Index count = 0;
     std::int64_t bytes = 0;
@@ -102,19 +125,27 @@ class ZarrArray {
  private:
   ZarrArray(std::shared_ptr<Store> store, std::string path, ZarrMetadata metadata,
             ZarrAttributes attributes);
+  // Reads `box` of block `block`'s chunk into `dst` (byte strides `dst_strides`), and
+  // writes a block's chunk from `src`, with one thread's scratch.
+  void ReadPart(std::span<const Index> block, const Region& box, std::byte* dst,
+                std::span<const Index> dst_strides, bool dst_contiguous,
+                zarr_detail::ChunkScratch& scratch) const;
+  void WritePart(std::span<const Index> block, const std::byte* src,
+                 std::span<const Index> src_strides, bool src_contiguous,
+                 zarr_detail::ChunkScratch& scratch) const;
 
   std::shared_ptr<Store> store_;
   std::string path_;
   ZarrMetadata metadata_;
   ChunkGrid grid_;
   ZarrAttributes attributes_;
-  std::shared_ptr<const Codec> compressor_;            // null = uncompressed
-  std::vector<std::shared_ptr<const Codec>> filters_;  // in write order
+  std::shared_ptr<const zarr_detail::ChunkCodec> codec_;  // of grid()'s chunks
 };
 
-// Writes a group's .zgroup ({"zarr_format": 2}) at `path`.
-void CreateZarrGroup(Store& store, std::string_view path);
-// True when `path` holds a .zgroup.
+// Writes a group's metadata at `path`: .zgroup ({"zarr_format": 2}), or zarr.json
+// ({"zarr_format": 3, "node_type": "group"}) for zarr_format 3.
+void CreateZarrGroup(Store& store, std::string_view path, int zarr_format = 2);
+// True when `path` holds a group: a .zgroup, or a zarr.json whose node_type is "group".
 bool IsZarrGroup(const Store& store, std::string_view path);
 
 }  // namespace tessera

@@ -155,6 +155,10 @@ BloscCodec::BloscCodec(const CodecConfig& config) : config_(config) {
         "or -1 (autoshuffle), got " +
         std::to_string(config.shuffle));
   }
+  if (config.typesize < 0) {
+    throw InvalidArgument("blosc typesize must be 0 (the element size) or positive, got " +
+                          std::to_string(config.typesize));
+  }
   if (config.blocksize < 0) {
     throw InvalidArgument("blosc blocksize must be 0 (automatic) or positive, got " +
                           std::to_string(config.blocksize));
@@ -163,6 +167,7 @@ BloscCodec::BloscCodec(const CodecConfig& config) : config_(config) {
 
 void BloscCodec::EncodeInto(std::span<const std::byte> raw, std::int64_t itemsize,
                             Buffer& encoded) const {
+  if (config_.typesize > 0) itemsize = config_.typesize;
   if (itemsize < 1) {
     throw InvalidArgument("blosc Encode needs itemsize >= 1, got " + std::to_string(itemsize));
   }
@@ -256,7 +261,7 @@ namespace tessera::codecs {
 
 std::int64_t BloscCodec::EncodeWorkingBytesOf(std::int64_t raw_size, std::int64_t itemsize) const {
   if (raw_size == 0) return 0;
-  const std::int64_t typesize = BloscTypesize(itemsize);
+  const std::int64_t typesize = BloscTypesize(config_.typesize > 0 ? config_.typesize : itemsize);
   const std::int64_t block = BloscBlockSize(config_, typesize, raw_size);
   // One internal thread: blosc_compress_ctx allocates a context with two block-sized
   // buffers, then compresses block by block with one compressor state at a time.
@@ -281,7 +286,7 @@ std::int64_t BloscCodec::EncodeWorkingBytesOf(std::int64_t raw_size, std::int64_
 
 std::int64_t BloscCodec::DecodeWorkingBytesOf(std::int64_t raw_size, std::int64_t itemsize) const {
   if (raw_size == 0) return 0;
-  const std::int64_t typesize = BloscTypesize(itemsize);
+  const std::int64_t typesize = BloscTypesize(config_.typesize > 0 ? config_.typesize : itemsize);
   const std::int64_t block = BloscBlockSize(config_, typesize, raw_size);
   std::int64_t inner = 0;
   if (config_.cname == "zstd") inner = ZstdDecodeWorkingBytes();

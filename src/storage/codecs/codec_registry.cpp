@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "blosc_codec.hpp"
+#include "crc32c_codec.hpp"
 #include "lz4_codec.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/storage/codec.hpp"
@@ -24,7 +25,7 @@
 namespace tessera {
 namespace {
 
-constexpr std::string_view kAcceptedIds = "blosc, zstd, lz4, zlib, gzip";
+constexpr std::string_view kAcceptedIds = "blosc, zstd, lz4, zlib, gzip, crc32c";
 
 constexpr std::string_view kAcceptedSpecs =
     "blosc[:CNAME[:LEVEL[:SHUFFLE]]] (CNAME lz4, lz4hc, zstd, blosclz, zlib; LEVEL 0..9; "
@@ -77,6 +78,7 @@ std::unique_ptr<Codec> MakeCodec(const CodecConfig& config) {
   if (config.id == "zlib" || config.id == "gzip") {
     return std::make_unique<codecs::ZlibCodec>(config);
   }
+  if (config.id == "crc32c") return std::make_unique<codecs::Crc32cCodec>(config);
   throw InvalidArgument("unknown codec id '" + config.id + "'; supported ids are " +
                         std::string(kAcceptedIds));
 }
@@ -173,12 +175,17 @@ std::string DescribeCodec(const CodecConfig& config) {
     std::string text = "blosc(" + config.cname + ", level " + std::to_string(config.level) + ", " +
                        codecs::BloscShuffleName(config.shuffle);
     if (config.blocksize != 0) text += ", blocksize " + std::to_string(config.blocksize);
+    if (config.typesize != 0) text += ", typesize " + std::to_string(config.typesize);
     return text + ")";
   }
   if (config.id == "lz4") return "lz4(acceleration " + std::to_string(config.acceleration) + ")";
+  if (config.id == "zstd" && config.checksum) {
+    return "zstd(level " + std::to_string(config.level) + ", checksum)";
+  }
   if (config.id == "zstd" || config.id == "zlib" || config.id == "gzip") {
     return config.id + "(level " + std::to_string(config.level) + ")";
   }
+  if (config.id == "crc32c") return "crc32c";
   return "unknown codec '" + config.id + "'";
 }
 

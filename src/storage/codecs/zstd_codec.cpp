@@ -51,9 +51,20 @@ ZstdCodec::ZstdCodec(const CodecConfig& config) : config_(config) {
 void ZstdCodec::EncodeInto(std::span<const std::byte> raw, std::int64_t /*itemsize*/,
                            Buffer& encoded) const {
   encoded.ResizeUninitialized(MaxEncodedSize(static_cast<std::int64_t>(raw.size())));
-  const std::size_t written = ZSTD_compressCCtx(NewCompressionContext().get(), encoded.data(),
-                                                static_cast<std::size_t>(encoded.size()),
-                                                raw.data(), raw.size(), config_.level);
+  const std::unique_ptr<ZSTD_CCtx, CCtxDeleter> context = NewCompressionContext();
+  std::size_t written = 0;
+  if (config_.checksum) {
+    // ZSTD_compress2 with the same level (and the content size it records by default)
+    // writes the frame ZSTD_compressCCtx would, plus the 4-byte XXH64 checksum.
+    ZSTD_CCtx_setParameter(context.get(), ZSTD_c_compressionLevel, config_.level);
+    ZSTD_CCtx_setParameter(context.get(), ZSTD_c_checksumFlag, 1);
+    written = ZSTD_compress2(context.get(), encoded.data(), static_cast<std::size_t>(encoded.size()),
+                             raw.data(), raw.size());
+  } else {
+    written = ZSTD_compressCCtx(context.get(), encoded.data(),
+                                static_cast<std::size_t>(encoded.size()), raw.data(), raw.size(),
+                                config_.level);
+  }
   if (ZSTD_isError(written) != 0) {
     throw Error("zstd compression of " + std::to_string(raw.size()) +
                 " bytes failed: " + ZSTD_getErrorName(written));

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tessera/core/errors.hpp"
@@ -270,31 +271,48 @@ void PadLevel(const PadPlan& plan, std::size_t level, std::byte* dst) {
 }  // namespace
 
 ChunkLayout ChunkLayout::For(const ZarrMetadata& metadata) {
+  return For(metadata.chunks, metadata.dtype, metadata.codec_chain());
+}
+
+ChunkLayout ChunkLayout::For(Shape chunk_shape, DType dtype, const ZarrCodecChain& chain) {
   ChunkLayout layout;
-  layout.chunk_shape = metadata.chunks;
-  layout.itemsize = metadata.dtype.itemsize();
-  layout.order = metadata.order;
-  layout.byteswap = layout.itemsize > 1 && metadata.byte_order == ByteOrder::kBig;
-  layout.is_bool = metadata.dtype == bool_;
-  layout.is_complex = metadata.dtype.is_complex();
+  layout.chunk_shape = std::move(chunk_shape);
+  layout.itemsize = dtype.itemsize();
+  layout.memory_order = chain.transpose;
+  layout.byteswap = layout.itemsize > 1 && chain.endian == ByteOrder::kBig;
+  layout.is_bool = dtype == bool_;
+  layout.is_complex = dtype.is_complex();
   return layout;
+}
+
+std::vector<Index> ChunkLayout::FortranOrder(std::size_t ndim) {
+  std::vector<Index> order;
+  for (std::size_t dim = ndim; dim-- > 0;) order.push_back(static_cast<Index>(dim));
+  return order;
 }
 
 Index ChunkLayout::ChunkBytes() const { return CheckedMul(ShapeSize(chunk_shape), itemsize); }
 
 Shape ChunkLayout::ChunkStrides() const {
-  if (order != 'F') return ByteStrides(chunk_shape, itemsize);
+  if (memory_order.empty()) return ByteStrides(chunk_shape, itemsize);
   Shape strides(chunk_shape.size(), itemsize);
-  for (std::size_t dim = 1; dim < chunk_shape.size(); ++dim) {
-    strides[dim] = strides[dim - 1] * chunk_shape[dim - 1];
+  Index stride = itemsize;
+  for (std::size_t level = memory_order.size(); level-- > 0;) {
+    const auto dim = static_cast<std::size_t>(memory_order[level]);
+    strides[dim] = stride;
+    stride *= chunk_shape[dim];
   }
   return strides;
 }
 
 bool ChunkLayout::MemoryOrderIsC() const {
-  if (order == 'C') return true;
-  return std::count_if(chunk_shape.begin(), chunk_shape.end(),
-                       [](Index extent) { return extent > 1; }) <= 1;
+  Index previous = -1;
+  for (const Index dim : memory_order) {
+    if (chunk_shape[static_cast<std::size_t>(dim)] == 1) continue;
+    if (dim < previous) return false;
+    previous = dim;
+  }
+  return true;
 }
 
 bool ChunkLayout::IsIdentityFor(std::span<const Index> block_shape) const {
@@ -376,12 +394,14 @@ void BlockToChunk(const ChunkLayout& layout, std::span<const Index> block_shape,
           layout.WriteTransform());
   if (std::ranges::equal(block_shape, layout.chunk_shape)) return;
 
-  // Walk the chunk in memory order: C order, or the dimensions reversed for F.
+  // Walk the chunk in its memory order.
   const std::size_t ndim = layout.chunk_shape.size();
   PadPlan plan{Shape(ndim), Shape(ndim), Shape(ndim), std::vector<bool>(ndim + 1, true),
                stored_fill};
   for (std::size_t level = 0; level < ndim; ++level) {
-    const std::size_t dim = layout.order == 'F' ? ndim - 1 - level : level;
+    const std::size_t dim = layout.memory_order.empty()
+                                ? level
+                                : static_cast<std::size_t>(layout.memory_order[level]);
     plan.chunk[level] = layout.chunk_shape[dim];
     plan.block[level] = block_shape[dim];
     plan.step[level] = chunk_strides[dim];

@@ -27,6 +27,7 @@
 #include <bit>
 #include <cstddef>
 #include <span>
+#include <vector>
 
 #include "tessera/core/chunk_grid.hpp"
 #include "tessera/storage/zarr_metadata.hpp"
@@ -47,19 +48,26 @@ enum class ElementTransform : std::uint8_t {
 struct ChunkLayout {
   Shape chunk_shape;        // the full (unclipped) chunk shape
   Index itemsize = 1;       // bytes per element: 1, 2, 4, 8 or 16
-  char order = 'C';         // 'C' or 'F': element order inside a stored chunk
+  // Element order inside a stored chunk: memory_order[k] is the chunk dimension stored
+  // k-th, outermost first (v3's transpose order; v2's 'F' is the reversal). Empty: C order.
+  std::vector<Index> memory_order;
   bool byteswap = false;    // stored byte order differs from native (itemsize > 1)
   bool is_bool = false;     // bool elements: normalised on read
   bool is_complex = false;  // complex elements: each part has the stored byte order
 
+  // The layout of `metadata`'s chunks (unsharded) or of the inner chunks `chain`
+  // encodes (a leaf chain: no sharding) for chunks of `chunk_shape`.
   static ChunkLayout For(const ZarrMetadata& metadata);
+  static ChunkLayout For(Shape chunk_shape, DType dtype, const ZarrCodecChain& chain);
+  // The reversal of `ndim` dimensions: Fortran order.
+  static std::vector<Index> FortranOrder(std::size_t ndim);
 
   // Bytes of one full chunk.
   Index ChunkBytes() const;
   // Byte strides of the stored chunk for each (logical, C-numbered) dimension.
   Shape ChunkStrides() const;
-  // True when the chunk's memory order is C order (order 'C', or at most one
-  // dimension of extent > 1, where 'C' and 'F' coincide).
+  // True when the chunk's memory order is C order (no permutation, or one that keeps
+  // the dimensions of extent > 1 in their order).
   bool MemoryOrderIsC() const;
   // True when a block of `block_shape` stored as a chunk is byte-for-byte the block:
   // not clipped, C memory order, no byte swap. (Bool normalisation is a read concern.)

@@ -20,6 +20,13 @@ Bytes RandomBytes(std::mt19937_64& rng, Index count) {
   return bytes;
 }
 
+// 'C' or 'F' for the layouts these tests make.
+char OrderOf(const ChunkLayout& layout) { return layout.memory_order.empty() ? 'C' : 'F'; }
+void SetOrder(ChunkLayout& layout, char order) {
+  layout.memory_order =
+      order == 'F' ? ChunkLayout::FortranOrder(layout.chunk_shape.size()) : std::vector<Index>{};
+}
+
 // Element offset of `position` in a chunk stored in `order`, computed from scratch.
 Index ReferenceOffset(std::span<const Index> position, std::span<const Index> shape, char order) {
   Index offset = 0;
@@ -41,7 +48,7 @@ Bytes ReferenceChunk(const ChunkLayout& layout, std::span<const Index> block_sha
   for (Index linear = 0; linear < count; ++linear) {
     const Shape position = UnravelIndex(linear, layout.chunk_shape);
     const std::size_t offset =
-        static_cast<std::size_t>(ReferenceOffset(position, layout.chunk_shape, layout.order)) *
+        static_cast<std::size_t>(ReferenceOffset(position, layout.chunk_shape, OrderOf(layout))) *
         itemsize;
     bool inside = true;
     for (std::size_t dim = 0; dim < position.size(); ++dim) {
@@ -69,7 +76,7 @@ ChunkLayout RandomLayout(std::mt19937_64& rng, int ndim, Index max_extent) {
   }
   static constexpr Index kItemSizes[] = {1, 2, 4, 8};
   layout.itemsize = kItemSizes[rng() % 4];
-  layout.order = rng() % 2 == 0 ? 'C' : 'F';
+  SetOrder(layout, rng() % 2 == 0 ? 'C' : 'F');
   layout.byteswap = layout.itemsize > 1 && rng() % 2 == 0;
   return layout;
 }
@@ -85,22 +92,22 @@ Shape RandomBlockShape(std::mt19937_64& rng, const ChunkLayout& layout) {
 }
 
 TEST(ChunkLayoutTest, StridesFollowOrder) {
-  ChunkLayout layout{.chunk_shape = {2, 3, 4}, .itemsize = 8, .order = 'C'};
+  ChunkLayout layout{.chunk_shape = {2, 3, 4}, .itemsize = 8, .memory_order = {}};
   EXPECT_EQ(layout.ChunkStrides(), (Shape{96, 32, 8}));
-  layout.order = 'F';
+  SetOrder(layout, 'F');
   EXPECT_EQ(layout.ChunkStrides(), (Shape{8, 16, 48}));
   EXPECT_EQ(layout.ChunkBytes(), 192);
   EXPECT_EQ(ByteStrides(Shape{5, 7}, 4), (Shape{28, 4}));
 }
 
 TEST(ChunkLayoutTest, IdentityOnlyForUnclippedCOrderNativeChunks) {
-  ChunkLayout layout{.chunk_shape = {4, 5}, .itemsize = 4, .order = 'C'};
+  ChunkLayout layout{.chunk_shape = {4, 5}, .itemsize = 4, .memory_order = {}};
   EXPECT_TRUE(layout.IsIdentityFor(Shape{4, 5}));
   EXPECT_FALSE(layout.IsIdentityFor(Shape{4, 3}));
   layout.byteswap = true;
   EXPECT_FALSE(layout.IsIdentityFor(Shape{4, 5}));
   layout.byteswap = false;
-  layout.order = 'F';
+  SetOrder(layout, 'F');
   EXPECT_FALSE(layout.MemoryOrderIsC());
   EXPECT_FALSE(layout.IsIdentityFor(Shape{4, 5}));
   // With one dimension of extent > 1, 'F' and 'C' are the same layout.
@@ -121,7 +128,7 @@ TEST(ChunkLayoutTest, ForReadsMetadata) {
   ChunkLayout layout = ChunkLayout::For(metadata);
   EXPECT_EQ(layout.chunk_shape, Shape{4});
   EXPECT_EQ(layout.itemsize, 2);
-  EXPECT_EQ(layout.order, 'F');
+  EXPECT_EQ(OrderOf(layout), 'F');
   EXPECT_TRUE(layout.byteswap);
   EXPECT_FALSE(layout.is_bool);
   metadata.dtype = bool_;
@@ -139,7 +146,7 @@ TEST(ChunkLayoutTest, ForReadsMetadata) {
 }
 
 TEST(ChunkLayoutTest, StoredFillIsSwappedForBigEndian) {
-  ChunkLayout layout{.chunk_shape = {2}, .itemsize = 4, .byteswap = true};
+  ChunkLayout layout{.chunk_shape = {2}, .itemsize = 4, .memory_order = {}, .byteswap = true};
   const Bytes native = {std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4}};
   Bytes stored(4);
   layout.StoredFill(native, stored);
@@ -154,7 +161,7 @@ TEST(ChunkLayoutTest, BlockToChunkMatchesReferenceOnRandomLayouts) {
     const Shape block_shape = RandomBlockShape(rng, layout);
     SCOPED_TRACE("trial " + std::to_string(trial) + " chunk " + ShapeToString(layout.chunk_shape) +
                  " block " + ShapeToString(block_shape) + " itemsize " +
-                 std::to_string(layout.itemsize) + " order " + layout.order +
+                 std::to_string(layout.itemsize) + " order " + OrderOf(layout) +
                  (layout.byteswap ? " swapped" : ""));
     const Bytes block = RandomBytes(rng, ShapeSize(block_shape) * layout.itemsize);
     const Bytes fill = RandomBytes(rng, layout.itemsize);
@@ -212,7 +219,7 @@ TEST(ChunkLayoutTest, ChunkToBlockCopiesAnyBoxIntoAStridedDestination) {
         std::byte expected = original[at + byte];
         if (inside) {
           const std::size_t from = static_cast<std::size_t>(ReferenceOffset(
-                                       chunk_position, layout.chunk_shape, layout.order)) *
+                                       chunk_position, layout.chunk_shape, OrderOf(layout))) *
                                        itemsize +
                                    (layout.byteswap ? itemsize - 1 - byte : byte);
           expected = chunk[from];
@@ -228,7 +235,8 @@ TEST(ChunkLayoutTest, LargeTransposesMatchReference) {
   std::mt19937_64 rng(testing::TestSeed() + 2);
   for (Index itemsize : {1, 2, 4, 8}) {
     for (const Shape& chunk_shape : {Shape{100, 70}, Shape{3, 45, 37}, Shape{33, 1, 65}}) {
-      ChunkLayout layout{.chunk_shape = chunk_shape, .itemsize = itemsize, .order = 'F'};
+      ChunkLayout layout{.chunk_shape = chunk_shape, .itemsize = itemsize, .memory_order = {}};
+      SetOrder(layout, 'F');
       layout.byteswap = itemsize > 1;
       Shape block_shape = chunk_shape;
       block_shape[0] -= 1;
@@ -247,7 +255,7 @@ TEST(ChunkLayoutTest, LargeTransposesMatchReference) {
 }
 
 TEST(ChunkLayoutTest, BoolsAreNormalisedOnRead) {
-  ChunkLayout layout{.chunk_shape = {2, 3}, .itemsize = 1, .order = 'C', .is_bool = true};
+  ChunkLayout layout{.chunk_shape = {2, 3}, .itemsize = 1, .memory_order = {}, .byteswap = false, .is_bool = true};
   const Bytes chunk = {std::byte{0},   std::byte{1}, std::byte{2},
                        std::byte{255}, std::byte{0}, std::byte{128}};
   Bytes block(6);
@@ -261,7 +269,7 @@ TEST(ChunkLayoutTest, BoolsAreNormalisedOnRead) {
 }
 
 TEST(ChunkLayoutTest, FinishInPlaceSwapsBigEndian) {
-  ChunkLayout layout{.chunk_shape = {2}, .itemsize = 2, .byteswap = true};
+  ChunkLayout layout{.chunk_shape = {2}, .itemsize = 2, .memory_order = {}, .byteswap = true};
   Bytes bytes = {std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4}};
   FinishInPlace(layout, bytes);
   EXPECT_EQ(bytes, (Bytes{std::byte{2}, std::byte{1}, std::byte{4}, std::byte{3}}));
@@ -283,7 +291,8 @@ TEST(ChunkLayoutTest, ComplexItemsSwapEachPart) {
   for (const Index itemsize : {Index{8}, Index{16}}) {
     SCOPED_TRACE(itemsize);
     ChunkLayout layout{
-        .chunk_shape = {2}, .itemsize = itemsize, .byteswap = true, .is_complex = true};
+        .chunk_shape = {2}, .itemsize = itemsize, .memory_order = {}, .byteswap = true,
+        .is_bool = false, .is_complex = true};
     EXPECT_EQ(layout.WriteTransform(), ElementTransform::kByteSwapHalves);
     const int half = static_cast<int>(itemsize / 2);
     Bytes expected;
@@ -343,7 +352,7 @@ TEST(ChunkLayoutTest, ZeroExtentBoxesCopyNothing) {
 }
 
 TEST(ChunkLayoutTest, ZeroDimensionalChunkIsOneElement) {
-  ChunkLayout layout{.chunk_shape = {}, .itemsize = 8, .byteswap = true};
+  ChunkLayout layout{.chunk_shape = {}, .itemsize = 8, .memory_order = {}, .byteswap = true};
   const Bytes block = {std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4},
                        std::byte{5}, std::byte{6}, std::byte{7}, std::byte{8}};
   Bytes chunk(8);

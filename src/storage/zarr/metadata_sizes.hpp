@@ -22,6 +22,10 @@ namespace tessera::zarr_detail {
 // chunk-sized buffers (read copies, encode bounds) far from Index overflow.
 inline constexpr Index kMaxChunkBytes = Index{1} << 40;
 
+// Nested shardings deeper than this are refused (a hostile document could nest
+// thousands); real data nests once at most.
+inline constexpr int kMaxShardingDepth = 4;
+
 // A violated rule: the .zarray key it concerns ("shape" or "chunks"), what the rule
 // expects, and the value found.
 struct SizeProblem {

@@ -4,33 +4,38 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 
-#include "chunk_io.hpp"
+#include "chunk_codec.hpp"
 #include "chunk_key.hpp"
 #include "chunk_layout.hpp"
+#include "codec_chain_json.hpp"
+#include "metadata_document.hpp"
 #include "metadata_sizes.hpp"
+#include "region_walk.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/parallel.hpp"
 
 namespace tessera {
 namespace {
 
+using zarr_detail::ByteOffset;
 using zarr_detail::ByteStrides;
-using zarr_detail::ChunkIo;
+using zarr_detail::ChunkCodec;
 using zarr_detail::ChunkScratch;
+using zarr_detail::kArrayDocument;
+using zarr_detail::kAttributesDocument;
 using zarr_detail::kMaxItemSize;
+using zarr_detail::kNodeDocument;
+using zarr_detail::ReadMetadataDocument;
+using zarr_detail::ScratchBytes;
 using zarr_detail::ScratchPool;
-
-constexpr std::string_view kArrayMetadataKey = ".zarray";
-constexpr std::string_view kAttributesKey = ".zattrs";
-constexpr std::string_view kGroupKey = ".zgroup";
-
-// .zarray is a few hundred bytes and .zattrs a small dictionary of user attributes;
-// even long CF attribute lists stay far below one MiB. Reading at most 16 MiB bounds
-// what a corrupt, hostile or misplaced file (a chunk renamed .zarray, a sparse file)
-// can make Open allocate, while leaving room for any real document.
-constexpr std::int64_t kMaxMetadataBytes = std::int64_t{16} << 20;
+using zarr_detail::TouchedBlocks;
+using zarr_detail::TouchedBox;
+using zarr_detail::TouchedBoxAt;
+using zarr_detail::TouchedRange;
+using zarr_detail::ValueRef;
 
 std::string DescribePath(const Store& store, std::string_view path) {
   return path.empty() ? store.Describe() : store.DescribeKey(path);
@@ -54,87 +59,6 @@ bool IsContiguousIn(std::span<const Index> shape, std::span<const Index> box_sha
     if (box_shape[dim] != shape[dim]) return false;
   }
   return true;
-}
-
-Index ByteOffset(std::span<const Index> position, std::span<const Index> byte_strides) {
-  Index offset = 0;
-  for (std::size_t dim = 0; dim < position.size(); ++dim) {
-    offset += position[dim] * byte_strides[dim];
-  }
-  return offset;
-}
-
-// One chunk a region read touches: the block, the part of its chunk inside the region
-// (chunk coordinates), and where that part starts in the region.
-struct TouchedBox {
-  Shape block;
-  Region box;
-  Shape out_start;
-};
-
-// The blocks a region touches: first + [0, counts) per dimension.
-struct TouchedRange {
-  Shape first;
-  Shape counts;
-};
-
-// The chunk of `grid` that `region` touches as the `linear`-th (C order) of `range`.
-TouchedBox TouchedBoxAt(const ChunkGrid& grid, const Region& region, const TouchedRange& range,
-                        Index linear) {
-  const std::size_t ndim = region.shape.size();
-  TouchedBox touched{Shape(ndim), Region{Shape(ndim), Shape(ndim)}, Shape(ndim)};
-  for (std::size_t dim = ndim; dim-- > 0;) {
-    touched.block[dim] = range.first[dim] + linear % range.counts[dim];
-    linear /= range.counts[dim];
-  }
-  const Region block_region = grid.BlockRegion(touched.block);
-  for (std::size_t dim = 0; dim < ndim; ++dim) {
-    const Index begin = std::max(block_region.start[dim], region.start[dim]);
-    const Index end = std::min(block_region.start[dim] + block_region.shape[dim],
-                               region.start[dim] + region.shape[dim]);
-    touched.box.start[dim] = begin - block_region.start[dim];
-    touched.box.shape[dim] = end - begin;
-    touched.out_start[dim] = begin - region.start[dim];
-  }
-  return touched;
-}
-
-// The first block `region` touches and how many it touches per dimension.
-TouchedRange TouchedBlocks(const ChunkGrid& grid, const Region& region) {
-  const std::size_t ndim = region.shape.size();
-  TouchedRange range{Shape(ndim), Shape(ndim)};
-  for (std::size_t dim = 0; dim < ndim; ++dim) {
-    const Index chunk = grid.chunks()[dim];
-    range.first[dim] = region.start[dim] / chunk;
-    range.counts[dim] = (region.start[dim] + region.shape[dim] - 1) / chunk - range.first[dim] + 1;
-  }
-  return range;
-}
-
-// Builds the codecs of a pipeline; InvalidArgument names the stage that failed.
-std::shared_ptr<const Codec> MakeStage(const CodecConfig& config, const std::string& stage) {
-  try {
-    return MakeCodec(config);
-  } catch (const InvalidArgument& error) {
-    throw InvalidArgument(stage + " (id \"" + config.id + "\"): " + error.what());
-  }
-}
-
-// Reads a metadata document (.zarray, .zattrs) of at most kMaxMetadataBytes; nullopt
-// when absent. FormatError naming the key for a larger one, which is never read.
-std::optional<Buffer> GetMetadataDocument(const Store& store, const std::string& key) {
-  auto check = [&](std::int64_t size) {
-    if (size <= kMaxMetadataBytes) return;
-    throw FormatError(store.DescribeKey(key) + ": the document is " + std::to_string(size) +
-                      " bytes, more than the " + std::to_string(kMaxMetadataBytes) +
-                      " bytes (16 MiB) Tessera reads for Zarr metadata; real metadata is a few "
-                      "KB, so this file is corrupt or not Zarr metadata");
-  };
-  Buffer document;
-  const std::optional<std::int64_t> size = store.GetInto(key, document, kMaxMetadataBytes);
-  if (!size) return std::nullopt;
-  check(*size);
-  return document;
 }
 
 void CheckBlockData(const ChunkGrid& grid, DType dtype, std::span<const Index> block,
@@ -162,6 +86,13 @@ void CheckRegion(const Region& region, const Shape& shape) {
   }
 }
 
+// Checks what the v3 document cannot express or Tessera cannot write, for metadata
+// built in code (a parsed document passed the same checks already).
+void CheckV3Metadata(const ZarrMetadata& metadata) {
+  zarr_detail::ValidateCodecChain(metadata.codecs, zarr_detail::StoredElementType(metadata),
+                                  metadata.chunks, "codecs");
+}
+
 }  // namespace
 
 ZarrArray::ZarrArray(std::shared_ptr<Store> store, std::string path, ZarrMetadata metadata,
@@ -171,12 +102,24 @@ ZarrArray::ZarrArray(std::shared_ptr<Store> store, std::string path, ZarrMetadat
       metadata_(std::move(metadata)),
       grid_(metadata_.grid()),
       attributes_(std::move(attributes)) {
+  if (metadata_.zarr_format != 2 && metadata_.zarr_format != 3) {
+    throw InvalidArgument("zarr_format must be 2 or 3, got " +
+                          std::to_string(metadata_.zarr_format));
+  }
   if (metadata_.order != 'C' && metadata_.order != 'F') {
     throw InvalidArgument(std::string("order must be 'C' or 'F', got '") + metadata_.order + "'");
   }
   if (metadata_.dimension_separator != '.' && metadata_.dimension_separator != '/') {
     throw InvalidArgument(std::string("dimension_separator must be '.' or '/', got '") +
                           metadata_.dimension_separator + "'");
+  }
+  if (metadata_.float16_storage && metadata_.dtype != float32) {
+    throw InvalidArgument("float16 storage holds float32 arrays, not " +
+                          std::string(metadata_.dtype.name()));
+  }
+  if (metadata_.zarr_format == 2 && metadata_.key_encoding != ChunkKeyEncoding::kV2) {
+    throw InvalidArgument("a Zarr v2 array's chunk keys are v2's (\"1.2\"); the default "
+                          "encoding (\"c/1/2\") is Zarr v3's");
   }
   if (!attributes_.dimension_names.empty() &&
       attributes_.dimension_names.size() != metadata_.shape.size()) {
@@ -186,7 +129,7 @@ ZarrArray::ZarrArray(std::shared_ptr<Store> store, std::string path, ZarrMetadat
                           " has " + std::to_string(metadata_.shape.size()) + " dimensions");
   }
   // grid_ has checked shape and chunks; now the byte sizes and the fill value, so that
-  // Create writes nothing that ParseZarrMetadata would refuse to read back.
+  // Create writes nothing that the parsers would refuse to read back.
   if (const std::optional<zarr_detail::SizeProblem> problem = zarr_detail::CheckSizes(metadata_)) {
     throw InvalidArgument("metadata key \"" + problem->key + "\": expected " + problem->expected +
                           ", found " + problem->found);
@@ -195,44 +138,45 @@ ZarrArray::ZarrArray(std::shared_ptr<Store> store, std::string path, ZarrMetadat
   EncodeFillElement(
       metadata_.fill_value, metadata_.dtype,
       std::span(fill_element).first(static_cast<std::size_t>(metadata_.dtype.itemsize())));
-  if (metadata_.compressor) compressor_ = MakeStage(*metadata_.compressor, "compressor");
-  for (std::size_t index = 0; index < metadata_.filters.size(); ++index) {
-    filters_.push_back(
-        MakeStage(metadata_.filters[index], "filters[" + std::to_string(index) + "]"));
-  }
+  if (metadata_.zarr_format == 3) CheckV3Metadata(metadata_);
+  codec_ = zarr_detail::MakeChunkCodec(metadata_);
 }
 
 ZarrArray ZarrArray::Open(std::shared_ptr<Store> store, std::string path) {
   if (store == nullptr) throw InvalidArgument("ZarrArray::Open: store is null");
   if (!path.empty()) ValidateKey(path);
-  const std::string metadata_key = JoinKey(path, kArrayMetadataKey);
-  const std::optional<Buffer> metadata_bytes = GetMetadataDocument(*store, metadata_key);
-  if (!metadata_bytes) {
-    std::string message = "no Zarr array at " + DescribePath(*store, path) + ": .zarray not found";
-    if (IsZarrGroup(*store, path)) {
-      message += "; this path holds a Zarr group (.zgroup), open one of the arrays inside it";
-    }
-    throw StorageError(message);
-  }
-  const std::string where = store->DescribeKey(metadata_key);
-  const auto as_text = [](const Buffer& bytes) {
-    return std::string_view(reinterpret_cast<const char*>(bytes.data()),
-                            static_cast<std::size_t>(bytes.size()));
-  };
-  ZarrMetadata metadata = ParseZarrMetadata(as_text(*metadata_bytes), where);
-
+  std::string where;
+  ZarrMetadata metadata;
   ZarrAttributes attributes;
-  const std::string attributes_key = JoinKey(path, kAttributesKey);
-  const std::string attributes_where = store->DescribeKey(attributes_key);
-  if (const std::optional<Buffer> attributes_bytes = GetMetadataDocument(*store, attributes_key)) {
-    attributes = ParseZarrAttributes(as_text(*attributes_bytes), attributes_where);
-  }
-  if (!attributes.dimension_names.empty() &&
-      attributes.dimension_names.size() != metadata.shape.size()) {
-    throw FormatError(attributes_where + ": key \"_ARRAY_DIMENSIONS\": expected " +
-                      std::to_string(metadata.shape.size()) + " names (one per dimension of " +
-                      ShapeToString(metadata.shape) + "), found " +
-                      std::to_string(attributes.dimension_names.size()));
+  const std::string node_key = JoinKey(path, kNodeDocument);
+  if (const std::optional<std::string> node = ReadMetadataDocument(*store, node_key)) {
+    where = store->DescribeKey(node_key);
+    std::tie(metadata, attributes) = ParseZarrJson(*node, where);
+  } else {
+    const std::string metadata_key = JoinKey(path, kArrayDocument);
+    const std::optional<std::string> document = ReadMetadataDocument(*store, metadata_key);
+    if (!document) {
+      std::string message = "no Zarr array at " + DescribePath(*store, path) +
+                            ": zarr.json not found (Zarr v3) and .zarray not found (Zarr v2)";
+      if (IsZarrGroup(*store, path)) {
+        message += "; this path holds a Zarr group (.zgroup), open one of the arrays inside it";
+      }
+      throw StorageError(message);
+    }
+    where = store->DescribeKey(metadata_key);
+    metadata = ParseZarrMetadata(*document, where);
+    const std::string attributes_key = JoinKey(path, kAttributesDocument);
+    const std::string attributes_where = store->DescribeKey(attributes_key);
+    if (const std::optional<std::string> text = ReadMetadataDocument(*store, attributes_key)) {
+      attributes = ParseZarrAttributes(*text, attributes_where);
+    }
+    if (!attributes.dimension_names.empty() &&
+        attributes.dimension_names.size() != metadata.shape.size()) {
+      throw FormatError(attributes_where + ": key \"_ARRAY_DIMENSIONS\": expected " +
+                        std::to_string(metadata.shape.size()) + " names (one per dimension of " +
+                        ShapeToString(metadata.shape) + "), found " +
+                        std::to_string(attributes.dimension_names.size()));
+    }
   }
   try {
     return ZarrArray(std::move(store), std::move(path), std::move(metadata), std::move(attributes));
@@ -245,11 +189,13 @@ ZarrArray ZarrArray::Create(std::shared_ptr<Store> store, std::string path, Zarr
                             ZarrAttributes attributes) {
   if (store == nullptr) throw InvalidArgument("ZarrArray::Create: store is null");
   if (!path.empty()) ValidateKey(path);
-  // Everything that can be refused is checked, and both documents are serialized,
-  // before the store is touched.
+  // Everything that can be refused is checked, and the documents are serialized, before
+  // the store is touched.
   ZarrArray array(std::move(store), std::move(path), std::move(metadata), std::move(attributes));
-  const std::string metadata_text = ZarrMetadataToJson(array.metadata_);
-  const bool has_attributes = array.attributes_ != ZarrAttributes{};
+  const bool v3 = array.metadata_.zarr_format == 3;
+  const std::string metadata_text = v3 ? ZarrJsonText(array.metadata_, array.attributes_)
+                                       : ZarrMetadataToJson(array.metadata_);
+  const bool has_attributes = !v3 && array.attributes_ != ZarrAttributes{};
   const std::string attributes_text =
       has_attributes ? ZarrAttributesToJson(array.attributes_) : std::string();
 
@@ -261,8 +207,16 @@ ZarrArray ZarrArray::Create(std::shared_ptr<Store> store, std::string path, Zarr
     if (zarr_detail::LooksLikeChunkKey(std::string_view(key).substr(prefix.size())))
       target.Erase(key);
   }
-  target.Set(JoinKey(array.path_, kArrayMetadataKey), std::string_view(metadata_text));
-  const std::string attributes_key = JoinKey(array.path_, kAttributesKey);
+  // The other format's documents would describe another array.
+  const std::string attributes_key = JoinKey(array.path_, kAttributesDocument);
+  if (v3) {
+    target.Erase(JoinKey(array.path_, kArrayDocument));
+    target.Erase(attributes_key);
+    target.Set(JoinKey(array.path_, kNodeDocument), std::string_view(metadata_text));
+    return array;
+  }
+  target.Erase(JoinKey(array.path_, kNodeDocument));
+  target.Set(JoinKey(array.path_, kArrayDocument), std::string_view(metadata_text));
   if (has_attributes) {
     target.Set(attributes_key, std::string_view(attributes_text));
   } else {
@@ -273,7 +227,31 @@ ZarrArray ZarrArray::Create(std::shared_ptr<Store> store, std::string path, Zarr
 
 std::string ZarrArray::ChunkKey(std::span<const Index> block) const {
   grid_.CheckBlock(block);
-  return ChunkIo(*store_, path_, metadata_, grid_, compressor_.get(), filters_).Key(block);
+  return zarr_detail::FormatChunkKey(path_, block, metadata_.dimension_separator,
+                                     metadata_.key_encoding);
+}
+
+void ZarrArray::ReadPart(std::span<const Index> block, const Region& box, std::byte* dst,
+                         std::span<const Index> dst_strides, bool dst_contiguous,
+                         ChunkScratch& scratch) const {
+  const std::string key = zarr_detail::FormatChunkKey(path_, block, metadata_.dimension_separator,
+                                                      metadata_.key_encoding);
+  codec_->ReadPart(ValueRef{store_.get(), &key, ShardRange{}}, box, dst, dst_strides, dst_contiguous, scratch);
+}
+
+void ZarrArray::WritePart(std::span<const Index> block, const std::byte* src,
+                          std::span<const Index> src_strides, bool src_contiguous,
+                          ChunkScratch& scratch) const {
+  const std::string key = zarr_detail::FormatChunkKey(path_, block, metadata_.dimension_separator,
+                                                      metadata_.key_encoding);
+  const std::optional<std::span<const std::byte>> encoded =
+      codec_->Encode(grid_.BlockShape(block), src, src_strides, src_contiguous,
+                     /*omit_fill=*/false, scratch);
+  if (encoded) {
+    store_->Set(key, *encoded);
+  } else {
+    store_->Erase(key);  // a shard of fill values only: none is stored, as zarr-python does
+  }
 }
 
 NDArray ZarrArray::ReadBlock(std::span<const Index> block) const {
@@ -285,12 +263,10 @@ NDArray ZarrArray::ReadBlock(std::span<const Index> block) const {
 
 void ZarrArray::ReadBlockInto(std::span<const Index> block, std::span<std::byte> out) const {
   CheckBlockData(grid_, metadata_.dtype, block, out.size(), "ReadBlockInto");
-  const ChunkIo io(*store_, path_, metadata_, grid_, compressor_.get(), filters_);
   const Shape block_shape = grid_.BlockShape(block);
   ChunkScratch scratch;
-  io.ReadPart(block, Region{Shape(block_shape.size(), 0), block_shape}, out.data(),
-              ByteStrides(block_shape, metadata_.dtype.itemsize()), /*dst_contiguous=*/true,
-              scratch);
+  ReadPart(block, Region{Shape(block_shape.size(), 0), block_shape}, out.data(),
+           ByteStrides(block_shape, metadata_.dtype.itemsize()), /*dst_contiguous=*/true, scratch);
 }
 
 void ZarrArray::WriteBlock(std::span<const Index> block, const NDArray& data) const {
@@ -308,28 +284,13 @@ void ZarrArray::WriteBlock(std::span<const Index> block, const NDArray& data) co
 void ZarrArray::WriteBlockFrom(std::span<const Index> block,
                                std::span<const std::byte> data) const {
   CheckBlockData(grid_, metadata_.dtype, block, data.size(), "WriteBlockFrom");
-  const ChunkIo io(*store_, path_, metadata_, grid_, compressor_.get(), filters_);
   ChunkScratch scratch;
-  io.WriteFrom(block, data.data(), ByteStrides(grid_.BlockShape(block), metadata_.dtype.itemsize()),
-               /*src_contiguous=*/true, scratch);
+  WritePart(block, data.data(), ByteStrides(grid_.BlockShape(block), metadata_.dtype.itemsize()),
+            /*src_contiguous=*/true, scratch);
 }
 
 NDArray ZarrArray::Read(int max_threads) const {
-  const int threads = ResolveThreads(max_threads);
-  NDArray out(metadata_.shape, metadata_.dtype);
-  const ChunkIo io(*store_, path_, metadata_, grid_, compressor_.get(), filters_);
-  const Shape out_strides = ByteStrides(metadata_.shape, metadata_.dtype.itemsize());
-  std::byte* const out_data = out.mutable_bytes().data();
-  ScratchPool scratch_pool;
-  ParallelFor(grid_.num_blocks(), threads, [&](std::int64_t linear) {
-    const Shape block = grid_.BlockIndex(linear);
-    const Region region = grid_.BlockRegion(block);
-    ScratchPool::Lease scratch = scratch_pool.Take();
-    io.ReadPart(block, Region{Shape(block.size(), 0), region.shape},
-                out_data + ByteOffset(region.start, out_strides), out_strides,
-                IsContiguousIn(metadata_.shape, region.shape), scratch.scratch());
-  });
-  return out;
+  return ReadRegion(Region{Shape(metadata_.shape.size(), 0), metadata_.shape}, max_threads);
 }
 
 NDArray ZarrArray::ReadRegion(const Region& region, int max_threads) const {
@@ -337,17 +298,32 @@ NDArray ZarrArray::ReadRegion(const Region& region, int max_threads) const {
   const int threads = ResolveThreads(max_threads);
   NDArray out(region.shape, metadata_.dtype);
   if (out.size() == 0) return out;
-  const ChunkIo io(*store_, path_, metadata_, grid_, compressor_.get(), filters_);
   const Shape out_strides = ByteStrides(region.shape, metadata_.dtype.itemsize());
   std::byte* const out_data = out.mutable_bytes().data();
-
-  const TouchedRange range = TouchedBlocks(grid_, region);
+  // With fewer shards than threads, a sharded array is read by its inner chunks.
+  const bool by_inner_chunks =
+      metadata_.sharded() && threads > 1 && ShapeSize(TouchedBlocks(grid_, region).counts) < threads;
+  const ChunkGrid read_grid = by_inner_chunks ? this->read_grid() : grid_;
+  const TouchedRange range = TouchedBlocks(read_grid, region);
   ScratchPool scratch_pool;
   ParallelFor(ShapeSize(range.counts), threads, [&](std::int64_t linear) {
-    const TouchedBox touched = TouchedBoxAt(grid_, region, range, linear);
+    const TouchedBox touched = TouchedBoxAt(read_grid, region, range, linear);
     ScratchPool::Lease scratch = scratch_pool.Take();
-    io.ReadPart(touched.block, touched.box, out_data + ByteOffset(touched.out_start, out_strides),
-                out_strides, IsContiguousIn(region.shape, touched.box.shape), scratch.scratch());
+    std::byte* const dst = out_data + ByteOffset(touched.out_start, out_strides);
+    const bool contiguous = IsContiguousIn(region.shape, touched.box.shape);
+    if (!by_inner_chunks) {
+      ReadPart(touched.block, touched.box, dst, out_strides, contiguous, scratch.scratch());
+      return;
+    }
+    // The inner chunk as a box of its shard.
+    Region box = read_grid.BlockRegion(touched.block);
+    Shape shard(box.start.size());
+    for (std::size_t dim = 0; dim < shard.size(); ++dim) {
+      shard[dim] = box.start[dim] / grid_.chunks()[dim];
+      box.start[dim] = box.start[dim] - shard[dim] * grid_.chunks()[dim] + touched.box.start[dim];
+    }
+    box.shape = touched.box.shape;
+    ReadPart(shard, box, dst, out_strides, contiguous, scratch.scratch());
   });
   return out;
 }
@@ -361,7 +337,6 @@ void ZarrArray::Write(const NDArray& data, int max_threads) const {
                           std::string(data.dtype().name()));
   }
   const int threads = ResolveThreads(max_threads);
-  const ChunkIo io(*store_, path_, metadata_, grid_, compressor_.get(), filters_);
   const Shape data_strides = ByteStrides(metadata_.shape, metadata_.dtype.itemsize());
   const std::byte* const data_bytes = data.bytes().data();
   ScratchPool scratch_pool;
@@ -369,8 +344,8 @@ void ZarrArray::Write(const NDArray& data, int max_threads) const {
     const Shape block = grid_.BlockIndex(linear);
     const Region region = grid_.BlockRegion(block);
     ScratchPool::Lease scratch = scratch_pool.Take();
-    io.WriteFrom(block, data_bytes + ByteOffset(region.start, data_strides), data_strides,
-                 IsContiguousIn(metadata_.shape, region.shape), scratch.scratch());
+    WritePart(block, data_bytes + ByteOffset(region.start, data_strides), data_strides,
+              IsContiguousIn(metadata_.shape, region.shape), scratch.scratch());
   });
 }
 
@@ -383,7 +358,7 @@ ZarrArray::StoredChunks ZarrArray::CountStoredChunks() const {
   StoredChunks result;
   for (const std::string& key : store_->List(prefix)) {
     if (!zarr_detail::IsChunkKey(std::string_view(key).substr(prefix.size()),
-                                 metadata_.dimension_separator, grid_)) {
+                                 metadata_.dimension_separator, metadata_.key_encoding, grid_)) {
       continue;
     }
     if (const std::optional<std::int64_t> size = store_->SizeOf(key)) {
@@ -398,37 +373,26 @@ ZarrArray::StoredChunks ZarrArray::CountStoredChunks() const {
 std::int64_t ZarrArray::ReadRegionScratchBytes(const Region& region,
                                                std::int64_t max_stored_chunk) const {
   CheckRegion(region, metadata_.shape);
-  const ChunkIo io(*store_, path_, metadata_, grid_, compressor_.get(), filters_);
-  ChunkIo::ScratchBytes held;
+  ScratchBytes held;
   if (ShapeSize(region.shape) == 0) return 0;
   // The same walk as ReadRegion: every block the region touches, and its box.
   const TouchedRange range = TouchedBlocks(grid_, region);
-  const Index stored = std::min(max_stored_chunk, io.max_stored_bytes());
+  const Index stored = std::min(max_stored_chunk, codec_->max_leaf_stored_bytes());
   for (Index linear = 0, count = ShapeSize(range.counts); linear < count; ++linear) {
     const TouchedBox touched = TouchedBoxAt(grid_, region, range, linear);
-    held.Grow(io.ReadScratch(touched.box, IsContiguousIn(region.shape, touched.box.shape), stored));
+    held.Grow(
+        codec_->ReadScratch(touched.box, IsContiguousIn(region.shape, touched.box.shape), stored));
   }
   return held.Total();
 }
 
 std::int64_t ZarrArray::WriteBlockScratchBytes(std::span<const Index> block) const {
   grid_.CheckBlock(block);
-  const ChunkIo io(*store_, path_, metadata_, grid_, compressor_.get(), filters_);
-  return io.WriteScratch(block, /*src_contiguous=*/true).Total();
+  return codec_->WriteScratch(grid_.BlockShape(block), /*src_contiguous=*/true).Total();
 }
 
-std::int64_t ZarrArray::MaxStoredChunkBytes() const {
-  return ChunkIo(*store_, path_, metadata_, grid_, compressor_.get(), filters_).max_stored_bytes();
-}
+std::int64_t ZarrArray::MaxStoredChunkBytes() const { return codec_->max_stored_bytes(); }
 
-void CreateZarrGroup(Store& store, std::string_view path) {
-  if (!path.empty()) ValidateKey(path);
-  store.Set(JoinKey(path, kGroupKey), std::string_view("{\n    \"zarr_format\": 2\n}"));
-}
-
-bool IsZarrGroup(const Store& store, std::string_view path) {
-  if (!path.empty()) ValidateKey(path);
-  return store.Contains(JoinKey(path, kGroupKey));
-}
+std::int64_t ZarrArray::MaxEncodedChunkBytes() const { return codec_->max_encoded_bytes(); }
 
 }  // namespace tessera

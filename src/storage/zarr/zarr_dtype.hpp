@@ -11,7 +11,7 @@ namespace tessera::zarr_detail {
 
 // Every type string ParseZarrTypestr accepts, as one line for messages.
 inline constexpr std::string_view kSupportedZarrTypestrs =
-    "|b1, |i1, |u1, <i2, <i4, <i8, <u2, <u4, <u8, <f4, <f8, <c8, <c16 and the big-endian >i2, "
-    ">i4, >i8, >u2, >u4, >u8, >f4, >f8, >c8, >c16";
+    "|b1, |i1, |u1, <i2, <i4, <i8, <u2, <u4, <u8, <f2 (held as float32), <f4, <f8, <c8, <c16 "
+    "and the big-endian >i2, >i4, >i8, >u2, >u4, >u8, >f2, >f4, >f8, >c8, >c16";
 
 }  // namespace tessera::zarr_detail

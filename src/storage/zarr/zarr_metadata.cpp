@@ -83,6 +83,37 @@ std::optional<SizeProblem> CheckSizes(const ZarrMetadata& metadata) {
 
 }  // namespace zarr_detail
 
+ZarrCodecChain ZarrMetadata::codec_chain() const {
+  if (zarr_format == 3) return codecs;
+  ZarrCodecChain chain;
+  if (order == 'F') {
+    for (std::size_t dim = shape.size(); dim-- > 0;) chain.transpose.push_back(static_cast<Index>(dim));
+  }
+  chain.endian = byte_order;
+  chain.bytes_codecs = filters;
+  if (compressor) chain.bytes_codecs.push_back(*compressor);
+  return chain;
+}
+
+Shape ZarrMetadata::read_chunks() const {
+  if (!sharded()) return chunks;
+  const ZarrSharding* sharding = codecs.sharding.get();
+  while (sharding->codecs.sharding != nullptr) sharding = sharding->codecs.sharding.get();
+  return sharding->chunk_shape;
+}
+
+bool operator==(const ZarrCodecChain& a, const ZarrCodecChain& b) {
+  if (a.transpose != b.transpose || a.bytes_codecs != b.bytes_codecs) return false;
+  if ((a.sharding == nullptr) != (b.sharding == nullptr)) return false;
+  if (a.sharding != nullptr) return *a.sharding == *b.sharding;
+  return a.endian == b.endian;
+}
+
+bool operator==(const ZarrSharding& a, const ZarrSharding& b) {
+  return a.chunk_shape == b.chunk_shape && a.codecs == b.codecs &&
+         a.index_codecs == b.index_codecs && a.index_at_end == b.index_at_end;
+}
+
 std::int64_t ZarrMetadata::chunk_nbytes() const {
   return CheckedMul(ShapeSize(chunks), dtype.itemsize());
 }
@@ -110,10 +141,18 @@ ZarrMetadata ParseZarrMetadata(std::string_view json, std::string_view where) {
       "a supported type string (" + std::string(zarr_detail::kSupportedZarrTypestrs) + ")";
   const Json& dtype = Require(document, "dtype", where, dtype_expected);
   if (!dtype.is_string()) Fail(where, "dtype", dtype_expected, dtype);
-  try {
-    std::tie(metadata.dtype, metadata.byte_order) = ParseZarrTypestr(dtype.get<std::string>());
-  } catch (const InvalidArgument&) {
-    Fail(where, "dtype", dtype_expected, dtype);
+  const std::string& typestr = dtype.get_ref<const std::string&>();
+  if (typestr == "<f2" || typestr == ">f2") {
+    // float16: held as float32 (zarr_metadata.hpp, float16_storage).
+    metadata.dtype = float32;
+    metadata.byte_order = typestr[0] == '>' ? ByteOrder::kBig : ByteOrder::kLittle;
+    metadata.float16_storage = true;
+  } else {
+    try {
+      std::tie(metadata.dtype, metadata.byte_order) = ParseZarrTypestr(typestr);
+    } catch (const InvalidArgument&) {
+      Fail(where, "dtype", dtype_expected, dtype);
+    }
   }
 
   const Json& compressor =
@@ -161,7 +200,9 @@ std::string ZarrMetadataToJson(const ZarrMetadata& metadata) {
   document["zarr_format"] = 2;
   document["shape"] = metadata.shape;
   document["chunks"] = metadata.chunks;
-  document["dtype"] = ZarrTypestr(metadata.dtype, metadata.byte_order);
+  document["dtype"] = metadata.float16_storage
+                          ? std::string(metadata.byte_order == ByteOrder::kBig ? ">f2" : "<f2")
+                          : ZarrTypestr(metadata.dtype, metadata.byte_order);
   document["order"] = std::string(1, metadata.order);
   document["fill_value"] = zarr_detail::FillValueToJson(metadata.fill_value, metadata.dtype);
   document["compressor"] =
@@ -193,10 +234,12 @@ bool SameFill(const FillValue& a, const FillValue& b) {
 }  // namespace
 
 bool operator==(const ZarrMetadata& a, const ZarrMetadata& b) {
-  return a.shape == b.shape && a.chunks == b.chunks && a.dtype == b.dtype &&
+  return a.zarr_format == b.zarr_format && a.key_encoding == b.key_encoding &&
+         a.codecs == b.codecs && a.shape == b.shape && a.chunks == b.chunks && a.dtype == b.dtype &&
          a.byte_order == b.byte_order && a.order == b.order &&
          SameFill(a.fill_value, b.fill_value) && a.compressor == b.compressor &&
-         a.filters == b.filters && a.dimension_separator == b.dimension_separator;
+         a.filters == b.filters && a.dimension_separator == b.dimension_separator &&
+         a.float16_storage == b.float16_storage;
 }
 
 }  // namespace tessera

@@ -471,6 +471,17 @@ TEST(ZarrPythonFixturesTest, WriterReproducesZarrPythonText) {
   EXPECT_GE(compared, 3);
 }
 
+// zarr-python's float16 ("<f2") is held as float32, stored as float16.
+TEST(ZarrPythonFixturesTest, HalfFloatsAreAStorageType) {
+  const fs::path path = TestdataDir() / "f2_blosc.zarray";
+  const ZarrMetadata metadata = ParseZarrMetadata(ReadFile(path), path.string());
+  EXPECT_EQ(metadata.dtype, float32);
+  EXPECT_TRUE(metadata.float16_storage);
+  EXPECT_EQ(metadata.byte_order, ByteOrder::kLittle);
+  EXPECT_NE(ZarrMetadataToJson(metadata).find("\"<f2\""), std::string::npos);
+  EXPECT_EQ(ParseZarrMetadata(ZarrMetadataToJson(metadata), "round trip"), metadata);
+}
+
 TEST(ZarrPythonFixturesTest, UnsupportedArraysAreRejectedClearly) {
   struct Case {
     std::string name;
@@ -479,8 +490,7 @@ TEST(ZarrPythonFixturesTest, UnsupportedArraysAreRejectedClearly) {
   };
   for (const Case& c : std::vector<Case>{{"unsupported_delta_filter", "filters[0].id", "delta"},
                                          {"unsupported_datetime", "dtype", "<M8[ns]"},
-                                         {"unsupported_bytes", "dtype", "|S10"},
-                                         {"unsupported_half", "dtype", "<f2"}}) {
+                                         {"unsupported_bytes", "dtype", "|S10"}}) {
     const fs::path path = TestdataDir() / (c.name + ".zarray");
     try {
       ParseZarrMetadata(ReadFile(path), path.string());
@@ -680,7 +690,7 @@ std::vector<BadDocument> BadDocuments() {
     add("chunks", value);
   }
   for (const char* value :
-       {"8", "null", "\"<c32\"", "\"<M8[ns]\"", "\"|S10\"", "\"<f2\"", "\"|i2\"", "\"float64\"",
+       {"8", "null", "\"<c32\"", "\"<M8[ns]\"", "\"|S10\"", "\"<f3\"", "\"|i2\"", "\"float64\"",
         "\"<f8 \"", "\"\"", "[\"<f8\"]", "\"<U4\"", "\"O\""}) {
     add("dtype", value);
   }

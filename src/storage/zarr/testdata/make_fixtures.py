@@ -43,12 +43,13 @@ ARRAYS = {
     "u4_empty_shape": dict(shape=(0, 3), chunks=(1, 3), dtype="<u4", fill_value=0,
                            dimension_separator="."),
     "c16_blosc": dict(shape=(4,), chunks=(2,), dtype="<c16"),
+    # float16: a storage type, held as float32.
+    "f2_blosc": dict(shape=(4,), chunks=(2,), dtype="<f2"),
     # Unsupported by Tessera: the parser must reject each with a clear FormatError.
     "unsupported_delta_filter": dict(shape=(10,), chunks=(5,), dtype="<f8",
                                      filters=[numcodecs.Delta(dtype="<f8")]),
     "unsupported_datetime": dict(shape=(4,), chunks=(2,), dtype="<M8[ns]"),
     "unsupported_bytes": dict(shape=(4,), chunks=(2,), dtype="|S10", fill_value=b""),
-    "unsupported_half": dict(shape=(4,), chunks=(2,), dtype="<f2"),
 }
 
 
