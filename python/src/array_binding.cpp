@@ -232,10 +232,11 @@ void BindArray(nb::module_& m) {
           nb::arg("filename") = nb::none(), nb::arg("format") = nb::none(), nb::arg("keywords"),
           "The plan as Graphviz (FinalizedPlan.visualize); Cubed's optimize_graph= and "
           "optimize_function= are accepted (Tessera always optimizes).")
-      .def("to_zarr", &ToZarr, nb::arg("store"), nb::kw_only(), nb::arg("overwrite") = true,
-           nb::arg("resume") = false,
-           "Plans, runs and writes x as a Zarr array at directory `store`, atomically (resume: "
-           "keep the chunks a failed run wrote).")
+      .def("to_zarr", &ToZarr, nb::arg("store"), nb::kw_only(),
+           nb::arg("zarr_format") = nb::none(), nb::arg("shards") = nb::none(),
+           nb::arg("compressor") = "blosc-lz4", nb::arg("checksum") = false,
+           nb::arg("dimension_names") = nb::none(), nb::arg("consolidated") = false,
+           nb::arg("overwrite") = true, nb::arg("resume") = false, kToZarrDoc)
       .def("__getitem__", &GetItem, nb::arg("key"),
            nb::sig("def __getitem__(self, key: object) -> Array"),
            "x[key]: integers, slices (with steps), ..., None and integer arrays (numpy's "

@@ -64,9 +64,14 @@ NDArray FromNumpy(nb::handle value);
 // The Spec a function was given: `spec` when not None, else the default Spec
 // (allowed_mem "auto").
 Spec SpecOr(nb::handle spec);
-// x.to_zarr(store) (a directory path), the GIL released while it runs: the method and
-// the module's function.
-void ToZarr(const Array& x, nb::handle store, bool overwrite, bool resume);
+// x.to_zarr(store, ...) (a directory path), the GIL released while it runs: the method and
+// the module's function (storage_binding.cpp documents the keywords).
+void ToZarr(const Array& x, nb::handle store, std::optional<int> zarr_format,
+            std::optional<std::vector<Index>> shards, const std::optional<std::string>& compressor,
+            bool checksum, std::optional<std::vector<std::string>> dimension_names,
+            bool consolidated, bool overwrite, bool resume);
+// Its docstring.
+extern const char* const kToZarrDoc;
 // A Python kernel (map_blocks) that raised: its exception is kept, and the kernel stops
 // the run with a tessera::Error (not retried: it would fail alike).
 void KeepKernelError(nb::python_error error);

@@ -66,12 +66,30 @@ def test_to_zarr_is_read_by_zarr_python_3(tmp_path, rng):
     values = rng.random((30, 20))
     spec = tessera.Spec(work_dir=tmp_path, allowed_mem="50MB")
     x = tessera.asarray(values, chunks=(7, 8), spec=spec)
+    # An array from no stored source is written as Zarr v3 unless told otherwise.
     (x * 2).to_zarr(tmp_path / "out.zarr")
     stored = zarr.open_array(str(tmp_path / "out.zarr"), mode="r")
-    assert stored.metadata.zarr_format == 2 and stored.chunks == (7, 8)
+    assert stored.metadata.zarr_format == 3 and stored.chunks == (7, 8)
     np.testing.assert_array_equal(stored[...], values * 2)
-    tessera.to_zarr(x, tmp_path / "again.zarr")
-    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "again.zarr"), mode="r")[...], values)
+    tessera.to_zarr(x, tmp_path / "again.zarr", zarr_format=2)
+    again = zarr.open_array(str(tmp_path / "again.zarr"), mode="r")
+    assert again.metadata.zarr_format == 2
+    np.testing.assert_array_equal(again[...], values)
+    # A rechunk of a stored array keeps its format; shards= writes a sharded v3 array.
+    y = tessera.from_zarr(tmp_path / "again.zarr", spec=spec).rechunk((10, 10))
+    y.to_zarr(tmp_path / "kept.zarr")
+    assert zarr.open_array(str(tmp_path / "kept.zarr"), mode="r").metadata.zarr_format == 2
+    tessera.to_zarr(y, tmp_path / "sharded.zarr", shards=(20, 20), compressor="zstd",
+                    checksum=True)
+    sharded = zarr.open_array(str(tmp_path / "sharded.zarr"), mode="r")
+    assert sharded.metadata.zarr_format == 3
+    assert sharded.chunks == (10, 10) and sharded.shards == (20, 20)
+    np.testing.assert_array_equal(sharded[...], values)
+    with pytest.raises(ValueError, match="multiples"):
+        tessera.to_zarr(y, tmp_path / "bad.zarr", shards=(15, 20))
+    with pytest.raises(ValueError, match="Zarr v3"):
+        tessera.to_zarr(y, tmp_path / "bad.zarr", shards=(20, 20), zarr_format=2)
+    assert not (tmp_path / "bad.zarr").exists()
 
 
 def test_from_zarr_reads_what_zarr_python_3_wrote(tmp_path, rng):

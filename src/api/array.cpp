@@ -29,6 +29,32 @@ std::vector<NDArray> Run(FinalizedPlan& plan, std::size_t results, const Compute
   return values;
 }
 
+// What a sharded target writes: `array` on its shards, which must be whole multiples of
+// its chunks (those become the inner chunks).
+Array OnShards(const Array& array, const Shape& shards, ZarrTarget& target) {
+  if (target.zarr_format && *target.zarr_format != 3) {
+    throw InvalidArgument("to_zarr: shards are Zarr v3's, but zarr_format " +
+                          std::to_string(*target.zarr_format) +
+                          " was asked for; write zarr_format 3 or leave shards out");
+  }
+  if (static_cast<int>(shards.size()) != array.ndim()) {
+    throw InvalidArgument("to_zarr: shards " + ShapeToString(shards) + " give " +
+                          std::to_string(shards.size()) + " extents for an array of " +
+                          std::to_string(array.ndim()) + " dimensions");
+  }
+  for (std::size_t dim = 0; dim < shards.size(); ++dim) {
+    if (shards[dim] < 1 || shards[dim] % array.chunks()[dim] != 0) {
+      throw InvalidArgument("to_zarr: shards " + ShapeToString(shards) +
+                            " must be whole multiples of the array's chunks " +
+                            ShapeToString(array.chunks()) + " (dimension " + std::to_string(dim) +
+                            " is not); the chunks become the shards' inner chunks: rechunk "
+                            "the array first or choose other shards");
+    }
+  }
+  target.inner_chunks = array.chunks();
+  return array.rechunk(shards);
+}
+
 // The plan of writing `array` to `target` as `options` say.
 FinalizedPlan PlanToZarr(const Array& array, ZarrTarget target, const ToZarrOptions& options) {
   static_cast<ZarrWriteOptions&>(target) = options;
@@ -38,7 +64,8 @@ FinalizedPlan PlanToZarr(const Array& array, ZarrTarget target, const ToZarrOpti
                           " dimension names for an array of " + std::to_string(array.ndim()) +
                           " dimensions");
   }
-  return Finalize({PlanOutput{array.node(), std::move(target)}}, array.spec(),
+  const Array written = target.shards ? OnShards(array, *target.shards, target) : array;
+  return Finalize({PlanOutput{written.node(), std::move(target)}}, array.spec(),
                   options.compute.plan);
 }
 

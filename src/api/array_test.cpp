@@ -144,8 +144,18 @@ TEST(ArrayTest, ToZarrFillValueAndAttributes) {
   const FillValue float_fill = ZarrArray::Open(DirectoryStore::Open(floats)).metadata().fill_value;
   ASSERT_TRUE(std::holds_alternative<double>(float_fill));
   EXPECT_TRUE(std::isnan(std::get<double>(float_fill)));
-  EXPECT_TRUE(std::holds_alternative<std::monostate>(
-      ZarrArray::Open(DirectoryStore::Open(ints)).metadata().fill_value));
+  // An array read from no stored source is written as Zarr v3, whose fill value is never
+  // null: zero for integers (xarray does not mask v3's fill value); v2 keeps null.
+  const ZarrArray int_array = ZarrArray::Open(DirectoryStore::Open(ints));
+  EXPECT_EQ(int_array.metadata().zarr_format, 3);
+  EXPECT_EQ(int_array.metadata().fill_value, FillValue{std::int64_t{0}});
+  ToZarrOptions v2;
+  v2.zarr_format = 2;
+  const auto ints_v2 = (dir.path() / "i2.zarr").string();
+  x.astype(int16).to_zarr(ints_v2, v2);
+  const ZarrArray int_v2 = ZarrArray::Open(DirectoryStore::Open(ints_v2));
+  EXPECT_EQ(int_v2.metadata().zarr_format, 2);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(int_v2.metadata().fill_value));
   const ZarrArray with_options = ZarrArray::Open(DirectoryStore::Open(given));
   EXPECT_EQ(with_options.metadata().fill_value, FillValue{std::int64_t{-1}});
   EXPECT_NE(with_options.attributes().other_json.find("\"units\""), std::string::npos);

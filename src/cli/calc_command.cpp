@@ -71,7 +71,8 @@ std::vector<std::string> DimensionNames(const std::vector<Input>& inputs, const 
 
 void WritePlan(std::ostream& out, const std::string& expression, const std::vector<Input>& inputs,
                const ExpressionResult& result, const std::optional<fs::path>& target,
-               const ToZarrOptions& options, const Spec& spec, const FinalizedPlan& plan) {
+               const ToZarrOptions& options, int zarr_format, const Spec& spec,
+               const FinalizedPlan& plan) {
   out << "Expression " << expression << '\n';
   for (const Input& input : inputs) {
     WriteSource(out, "Input " + input.name + " = " + input.stored.directory.string(),
@@ -84,6 +85,7 @@ void WritePlan(std::ostream& out, const std::string& expression, const std::vect
   WriteRow(out, "size", format_bytes(result.array.nbytes()));
   if (target) {
     out << "Output " << target->string() << '\n';
+    WriteRow(out, "format", FormatText(options, zarr_format));
     WriteRow(out, "codec", CodecText(options.compressor));
   } else {
     out << "Output none given (--output): planned as an in-memory result\n";
@@ -125,14 +127,16 @@ void CalcCommand::AddOptions(CLI::App& command) {
                   "The formula, e.g. 'td = 1 / (1/273 - 0.0001844 * log(e / 0.611))'")
       ->required();
   command.add_option("--input", inputs_,
-                     "NAME=STORE: a Zarr array (directory holding .zarray) the formula calls "
-                     "NAME; repeat for each input");
+                     "NAME=STORE: a Zarr array (v2 or v3: a directory holding .zarray or "
+                     "zarr.json) the formula calls NAME; repeat for each input");
   command.add_option("--output", output_,
                      "Directory of the Zarr array to write (written to STORE.tessera-partial, "
                      "moved into place when complete)");
   spec_options_.Register(command);
   command.add_option("--codec", codec_,
-                     "Output codec: blosc-lz4 (default), blosc:zstd:3, zstd, lz4, zlib, raw");
+                     "Output codec: blosc-lz4 (default), blosc:zstd:3, zstd, gzip, lz4, zlib (v2 "
+                     "only), raw");
+  format_options_.Register(command, "the first input's");
   command.add_flag("--overwrite", overwrite_, "Replace an existing array at --output");
   command.add_flag("--resume", resume_,
                    "Continue an interrupted run: keep the chunks it left in "
@@ -166,8 +170,11 @@ void CalcCommand::Run(std::ostream& out) const {
   const ExpressionResult result = evaluate_expression(expression_, arrays);
 
   ToZarrOptions options;
-  options.compressor = ParseCodecOption(codec_, ToZarrOptions{}.compressor, "blosc-lz4");
   options.dimension_names = DimensionNames(inputs, result.array);
+  const int zarr_format = format_options_.Apply(
+      options, "the result", result.array.shape(), result.array.chunks(),
+      inputs.empty() ? nullptr : &inputs.front().stored.array.metadata(), options.dimension_names);
+  options.compressor = ParseCodecOption(codec_, ToZarrOptions{}.compressor, "blosc-lz4");
   nlohmann::json attributes = nlohmann::json::object();
   if (!result.name.empty()) attributes["long_name"] = result.name;
   attributes["tessera_expression"] = expression_;
@@ -180,7 +187,7 @@ void CalcCommand::Run(std::ostream& out) const {
   if (plan_only) {
     const FinalizedPlan plan = target ? result.array.plan_to_zarr(target->string(), options)
                                       : result.array.plan(options.compute.plan);
-    WritePlan(out, expression_, inputs, result, target, options, spec, plan);
+    WritePlan(out, expression_, inputs, result, target, options, zarr_format, spec, plan);
     if (explain_) out << "Planner passes:\n" << plan.explain(/*with_timings=*/true) << '\n';
     out << "Nothing was run: no chunk was read or written. Run `tessera calc` with the same "
            "arguments"
@@ -201,8 +208,8 @@ void CalcCommand::Run(std::ostream& out) const {
     ThrowWithPartialOutputNote(error, *target, "rerunning the same command with --resume");
   }
   WriteRunReport(out, report);
-  out << "Wrote " << target->string() << " (shape " << ShapeToString(result.array.shape())
-      << ", dtype " << result.array.dtype().name() << ", chunks "
+  out << "Wrote " << target->string() << " (" << FormatText(options, zarr_format) << ", shape "
+      << ShapeToString(result.array.shape()) << ", dtype " << result.array.dtype().name() << ", chunks "
       << ShapeToString(result.array.chunks()) << ", codec " << CodecText(options.compressor)
       << ")\n";
   WriteHowToOpen(out, *target, !options.dimension_names.empty());

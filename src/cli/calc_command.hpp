@@ -35,6 +35,7 @@
 
 #include "CLI/CLI.hpp"
 #include "spec_options.hpp"
+#include "zarr_format_options.hpp"
 
 namespace tessera::cli {
 
@@ -60,6 +61,7 @@ class CalcCommand {
   std::string output_;
   SpecOptions spec_options_{SpecOptions::AllowedMem::kAutoByDefault};
   std::string codec_;  // "" = to_zarr's default
+  ZarrFormatOptions format_options_;
   bool plan_only_ = false;
   bool explain_ = false;  // --explain: the plan after every planner pass
   bool overwrite_ = false;

@@ -164,8 +164,20 @@ std::string RatioText(const std::optional<double>& ratio) {
   return text.str();
 }
 
+// v2's type string ("<f8"), or v3's data type ("float64").
 std::string Typestr(const ZarrMetadata& metadata) {
+  if (metadata.zarr_format == 3) {
+    return metadata.float16_storage ? "float16" : std::string(metadata.dtype.name());
+  }
+  if (metadata.float16_storage) return metadata.byte_order == ByteOrder::kBig ? ">f2" : "<f2";
   return ZarrTypestr(metadata.dtype, metadata.byte_order);
+}
+
+// The dtype as `info` shows it: what Tessera holds, and what is stored when that differs.
+std::string DtypeText(const ZarrMetadata& metadata) {
+  std::string text = std::string(metadata.dtype.name()) + " (" + Typestr(metadata);
+  if (metadata.float16_storage) text += ", held as float32";
+  return text + ")";
 }
 
 void WriteRow(std::ostream& out, std::string_view label, const std::string& value) {
@@ -175,19 +187,29 @@ void WriteRow(std::ostream& out, std::string_view label, const std::string& valu
 
 void WriteArrayText(std::ostream& out, const ArraySummary& summary) {
   const ZarrMetadata& metadata = summary.metadata;
+  const std::optional<Shape> shards = ShardShape(metadata);
   out << "Zarr array " << summary.where << '\n';
+  WriteRow(out, "format", "Zarr v" + std::to_string(metadata.zarr_format));
   WriteRow(out, "shape", ShapeToString(metadata.shape));
-  WriteRow(out, "dtype", std::string(metadata.dtype.name()) + " (" + Typestr(metadata) + ")");
-  WriteRow(out, "chunks", ShapeToString(metadata.chunks));
-  WriteRow(out, "order", std::string(1, metadata.order));
-  WriteRow(out, "grid", ShapeToString(summary.grid_shape) + " blocks");
+  WriteRow(out, "dtype", DtypeText(metadata));
+  WriteRow(out, "chunks", ShapeToString(metadata.read_chunks()) +
+                              (shards ? " (inner chunks: the unit of reading)" : ""));
+  if (shards) WriteRow(out, "shards", ShapeToString(*shards) + " (the unit of writing)");
+  if (metadata.zarr_format == 2) WriteRow(out, "order", std::string(1, metadata.order));
+  WriteRow(out, "grid", ShapeToString(summary.grid_shape) + (shards ? " shards" : " blocks"));
   WriteRow(
-      out, "chunks stored",
+      out, shards ? "shards stored" : "chunks stored",
       std::to_string(summary.chunks_stored) + " of " + std::to_string(summary.chunks_expected));
-  WriteRow(out, "codec", CodecText(metadata.compressor));
-  WriteRow(out, "filters", FiltersText(metadata.filters));
+  if (metadata.zarr_format == 2) {
+    WriteRow(out, "codec", CodecText(metadata.compressor));
+    WriteRow(out, "filters", FiltersText(metadata.filters));
+  } else {
+    WriteRow(out, "codecs", DescribeCodecs(metadata));
+  }
   WriteRow(out, "fill value", FillValueText(metadata.fill_value));
-  WriteRow(out, "separator", std::string("\"") + metadata.dimension_separator + "\"");
+  WriteRow(out, "chunk keys",
+           std::string(metadata.key_encoding == ChunkKeyEncoding::kDefault ? "default" : "v2") +
+               " (separator \"" + metadata.dimension_separator + "\")");
   if (!summary.attributes.dimension_names.empty()) {
     WriteRow(out, "dimensions", NamesText(summary.attributes.dimension_names));
   }
@@ -199,18 +221,25 @@ void WriteArrayText(std::ostream& out, const ArraySummary& summary) {
 ordered_json ArrayJson(const ArraySummary& summary) {
   const ZarrMetadata& metadata = summary.metadata;
   ordered_json json;
+  const std::optional<Shape> shards = ShardShape(metadata);
+  const std::optional<CodecConfig> compressor = ChunkCompressor(metadata);
   json["kind"] = "array";
   json["path"] = summary.where;
+  json["zarr_format"] = metadata.zarr_format;
   json["shape"] = metadata.shape;
   json["dtype"] = std::string(metadata.dtype.name());
   json["typestr"] = Typestr(metadata);
-  json["chunks"] = metadata.chunks;
+  json["float16_storage"] = metadata.float16_storage;
+  json["chunks"] = metadata.read_chunks();
+  json["shards"] = shards ? ordered_json(*shards) : ordered_json();
   json["order"] = std::string(1, metadata.order);
   json["grid"] = summary.grid_shape;
   json["chunks_stored"] = summary.chunks_stored;
   json["chunks_expected"] = summary.chunks_expected;
-  json["codec"] = CodecText(metadata.compressor);
-  json["compressor"] = metadata.compressor ? CodecJson(*metadata.compressor) : ordered_json();
+  json["codecs"] = DescribeCodecs(metadata);
+  json["codec"] = CodecText(compressor);
+  json["compressor"] = compressor ? CodecJson(*compressor) : ordered_json();
+  json["checksum"] = ChunkChecksum(metadata);
   json["filters"] = ordered_json::array();
   for (const CodecConfig& filter : metadata.filters) json["filters"].push_back(CodecJson(filter));
   json["fill_value"] = FillValueJson(metadata.fill_value);
@@ -236,7 +265,10 @@ void WriteGroupText(std::ostream& out, const std::string& where,
     const ZarrMetadata& metadata = arrays[member].metadata;
     out << "    " << std::left << std::setw(static_cast<int>(name_width) + 2) << arrays[member].name
         << "shape " << ShapeToString(metadata.shape) << "  dtype " << metadata.dtype.name() << " ("
-        << Typestr(metadata) << ")  chunks " << ShapeToString(metadata.chunks);
+        << Typestr(metadata) << ")  chunks " << ShapeToString(metadata.read_chunks());
+    if (const std::optional<Shape> shards = ShardShape(metadata)) {
+      out << "  shards " << ShapeToString(*shards);
+    }
     if (!arrays[member].attributes.dimension_names.empty()) {
       out << "  dims " << NamesText(arrays[member].attributes.dimension_names);
     }
@@ -260,8 +292,8 @@ InfoCommand::InfoCommand(CLI::App& app)
 
 void InfoCommand::Run(std::ostream& out) const {
   const std::shared_ptr<DirectoryStore> store = OpenStoreArgument(store_path_);
-  const bool is_array = store->Contains(".zarray");
-  if (is_array) {
+  const bool is_group = IsZarrGroup(*store, "");
+  if (!is_group && (store->Contains(".zarray") || store->Contains("zarr.json"))) {
     const ArraySummary summary = SummarizeArray(store, "");
     if (json_) {
       out << ArrayJson(summary).dump(2) << '\n';
@@ -270,9 +302,10 @@ void InfoCommand::Run(std::ostream& out) const {
     }
     return;
   }
-  if (!IsZarrGroup(*store, "")) {
+  if (!is_group) {
     throw FormatError(store_path_ +
-                      " is neither a Zarr array nor a Zarr group (it has no .zarray or .zgroup)");
+                      " is neither a Zarr array nor a Zarr group (it has no zarr.json, .zarray or "
+                      ".zgroup)");
   }
   const ZarrGroupMembers members = ListZarrGroup(*store);
   std::vector<ArraySummary> arrays;
@@ -287,6 +320,8 @@ void InfoCommand::Run(std::ostream& out) const {
   ordered_json json;
   json["kind"] = "group";
   json["path"] = store->Describe();
+  json["zarr_format"] = store->Contains("zarr.json") ? 3 : 2;
+  json["consolidated"] = HasConsolidatedMetadata(*store);
   json["arrays"] = ordered_json::array();
   for (std::size_t member = 0; member < arrays.size(); ++member) {
     const ZarrMetadata& metadata = arrays[member].metadata;
@@ -295,7 +330,9 @@ void InfoCommand::Run(std::ostream& out) const {
     entry["shape"] = metadata.shape;
     entry["dtype"] = std::string(metadata.dtype.name());
     entry["typestr"] = Typestr(metadata);
-    entry["chunks"] = metadata.chunks;
+    entry["zarr_format"] = metadata.zarr_format;
+    entry["chunks"] = metadata.read_chunks();
+    entry["shards"] = metadata.sharded() ? ordered_json(metadata.chunks) : ordered_json();
     entry["dimension_names"] = arrays[member].attributes.dimension_names.empty()
                                    ? ordered_json()
                                    : ordered_json(arrays[member].attributes.dimension_names);

@@ -26,54 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// "dimension 0 (time)", or "dimension 0" when IN has no dimension names; for messages.
-std::string DimensionName(const ZarrArray& array, std::size_t dim) {
-  const std::vector<std::string>& names = array.attributes().dimension_names;
-  if (dim < names.size()) return "dimension " + std::to_string(dim) + " (" + names[dim] + ")";
-  return "dimension " + std::to_string(dim);
-}
-
-// Parses --chunks against IN: one whole number per dimension, each >= 1 or -1 (the
-// whole dimension; kept as -1 for Array::rechunk).
-Shape ParseChunks(const std::string& text, const ZarrArray& array) {
-  const Shape& shape = array.metadata().shape;
-  std::string example;  // -1 (a whole dimension) first, 10 for the others
-  for (std::size_t dim = 0; dim < shape.size(); ++dim) example += dim == 0 ? "-1" : ",10";
-  const std::string expected =
-      "give one chunk length per dimension of IN (shape " + ShapeToString(shape) +
-      "), comma-separated, -1 for a whole dimension, e.g. --chunks " + example;
-  Shape chunks;
-  std::string_view rest = text;
-  while (true) {
-    const std::size_t comma = rest.find(',');
-    std::string_view item = rest.substr(0, comma);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    Index value = 0;
-    const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
-    if (item.empty() || error != std::errc() || end != item.data() + item.size()) {
-      throw InvalidArgument("--chunks \"" + text + "\": \"" + std::string(item) +
-                            "\" is not a whole number; " + expected);
-    }
-    chunks.push_back(value);
-    if (comma == std::string_view::npos) break;
-    rest.remove_prefix(comma + 1);
-  }
-  if (chunks.size() != shape.size()) {
-    throw InvalidArgument("--chunks \"" + text + "\" gives " + std::to_string(chunks.size()) +
-                          (chunks.size() == 1 ? " value" : " values") + " but IN has " +
-                          std::to_string(shape.size()) + " dimensions; " + expected);
-  }
-  for (std::size_t dim = 0; dim < chunks.size(); ++dim) {
-    if (chunks[dim] < 1 && chunks[dim] != -1) {
-      throw InvalidArgument("--chunks \"" + text + "\": " + std::to_string(chunks[dim]) + " for " +
-                            DimensionName(array, dim) +
-                            " must be >= 1, or -1 for the whole dimension");
-    }
-  }
-  return chunks;
-}
-
 Tier IntermediateTier(const std::string& choice) {
   if (choice == "memory") return Tier::kMemory;
   if (choice == "disk") return Tier::kDisk;
@@ -83,12 +35,20 @@ Tier IntermediateTier(const std::string& choice) {
 // What --plan shows before the plan itself: what is read, what is written, the budget.
 void WritePlanHeader(std::ostream& out, const StoredArrayArgument& source,
                      const std::string& target, const Array& rechunked,
-                     const std::optional<CodecConfig>& codec, bool codec_is_sources,
+                     const ToZarrOptions& options, int zarr_format, bool codec_is_sources,
                      const Spec& spec, const FinalizedPlan& plan, const std::string& intermediate) {
   WriteSource(out, "Source " + source.directory.string(), source.array);
   out << "Target " << target << '\n';
-  WriteRow(out, "chunks", ShapeToString(rechunked.chunks()));
-  WriteRow(out, "codec", CodecText(codec) + (codec_is_sources ? " (the source's)" : ""));
+  WriteRow(out, "format", FormatText(options, zarr_format));
+  if (options.shards) {
+    WriteRow(out, "chunks", ShapeToString(rechunked.chunks()) + " (inner chunks)");
+    WriteRow(out, "shards", ShapeToString(*options.shards) +
+                                " (tasks write whole shards: no two write the same one)");
+  } else {
+    WriteRow(out, "chunks", ShapeToString(rechunked.chunks()));
+  }
+  WriteRow(out, "codec",
+           CodecText(options.compressor) + (codec_is_sources ? " (the source's)" : ""));
   WriteBudget(out, spec, plan);
   WriteRow(out, "intermediates", intermediate);
 }
@@ -100,7 +60,8 @@ RechunkCommand::RechunkCommand(CLI::App& app)
           "rechunk", "Copy a Zarr array onto another chunk grid under a memory budget")) {
   command_
       ->add_option("IN", in_path_,
-                   "Zarr array to read: a directory holding .zarray (e.g. data.zarr/t2m)")
+                   "Zarr array to read (v2 or v3): a directory holding .zarray or zarr.json "
+                   "(e.g. data.zarr/t2m)")
       ->required();
   command_
       ->add_option("OUT", out_path_,
@@ -114,8 +75,9 @@ RechunkCommand::RechunkCommand(CLI::App& app)
       ->required();
   spec_options_.Register(*command_);
   command_->add_option("--codec", codec_,
-                       "Target codec: blosc-lz4, blosc:zstd:3, zstd, lz4, zlib, raw "
-                       "(default: IN's codec)");
+                       "Target codec: blosc-lz4, blosc:zstd:3, zstd, gzip, lz4, zlib (v2 only), "
+                       "raw (default: IN's codec)");
+  format_options_.Register(*command_, "IN's");
   command_
       ->add_option("--intermediate", intermediate_,
                    "Where intermediates live: auto (RAM, disk or both, as total_mem "
@@ -145,14 +107,25 @@ void RechunkCommand::Run(std::ostream& out) const {
   const bool replaces = fs::exists(target, exists_error);
   const Spec spec = spec_options_.Build();
 
-  const Shape chunks = ParseChunks(chunks_, source.array);
+  const ZarrMetadata& in = source.array.metadata();
+  const std::vector<std::string>& names = source.array.attributes().dimension_names;
+  const Shape chunks = ParseExtentList(chunks_, "--chunks", "IN", in.shape, names);
+  Shape resolved_chunks = chunks;  // -1: the whole dimension
+  for (std::size_t dim = 0; dim < chunks.size(); ++dim) {
+    if (chunks[dim] == -1) resolved_chunks[dim] = std::max<Index>(in.shape[dim], 1);
+  }
   ToZarrOptions options;
-  options.compressor = ParseCodecOption(codec_, source.array.metadata().compressor, "IN's");
-  options.dimension_names = source.array.attributes().dimension_names;
+  const int zarr_format = format_options_.Apply(options, "IN", in.shape, resolved_chunks, &in, names);
+  // IN's compressor, as a v3 codec when v3 has none of its own (lz4, zlib).
+  const std::optional<CodecConfig> kept =
+      zarr_format == 3 ? AsV3Compressor(ChunkCompressor(in)) : ChunkCompressor(in);
+  options.compressor = ParseCodecOption(codec_, kept, "IN's");
+  options.dimension_names = names;
   // The same values mean the same to readers: xarray masks the fill value.
-  options.fill_value = source.array.metadata().fill_value;
+  options.fill_value = in.fill_value;
   options.attributes_json = source.array.attributes().other_json;
-  options.byte_order = source.array.metadata().byte_order;
+  options.byte_order = in.zarr_format == 2 ? in.byte_order : ByteOrder::kLittle;
+  options.float16 = in.float16_storage;
   options.overwrite = overwrite_ || plan_only;  // --plan writes nothing
   options.resume = resume_;
   options.compute.plan.intermediate_tier = IntermediateTier(intermediate_);
@@ -163,7 +136,7 @@ void RechunkCommand::Run(std::ostream& out) const {
   const Array rechunked = from_zarr(source.store, "", spec).rechunk(chunks);
   if (plan_only) {
     const FinalizedPlan plan = rechunked.plan_to_zarr(target.string(), options);
-    WritePlanHeader(out, source, target.string(), rechunked, options.compressor, codec_.empty(),
+    WritePlanHeader(out, source, target.string(), rechunked, options, zarr_format, codec_.empty(),
                     spec, plan, intermediate_);
     out << '\n' << plan.summary() << '\n';
     if (explain_) out << "Planner passes:\n" << plan.explain(/*with_timings=*/true) << '\n';
@@ -189,9 +162,9 @@ void RechunkCommand::Run(std::ostream& out) const {
     ThrowWithPartialOutputNote(error, target, "rerunning the same command with --resume");
   }
   WriteRunReport(out, report);
-  out << "Wrote " << target.string() << " (shape " << ShapeToString(rechunked.shape())
-      << ", chunks " << ShapeToString(rechunked.chunks()) << ", codec "
-      << CodecText(options.compressor) << ")\n";
+  out << "Wrote " << target.string() << " (" << FormatText(options, zarr_format) << ", shape "
+      << ShapeToString(rechunked.shape()) << ", chunks " << ShapeToString(rechunked.chunks())
+      << ", codec " << CodecText(options.compressor) << ")\n";
   WriteHowToOpen(out, target, !options.dimension_names.empty());
 }
 

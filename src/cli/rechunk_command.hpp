@@ -31,6 +31,7 @@
 
 #include "CLI/CLI.hpp"
 #include "spec_options.hpp"
+#include "zarr_format_options.hpp"
 
 namespace tessera::cli {
 
@@ -52,6 +53,7 @@ class RechunkCommand {
   std::string chunks_;
   SpecOptions spec_options_{SpecOptions::AllowedMem::kRequired};
   std::string codec_;  // "" = IN's compressor
+  ZarrFormatOptions format_options_;
   std::string intermediate_ = "auto";
   bool plan_only_ = false;
   bool explain_ = false;  // --explain: the plan after every planner pass (implies --plan)

@@ -49,14 +49,19 @@ void WriteSource(std::ostream& out, const std::string& label, const ZarrArray& a
   }
   const std::int64_t logical = CheckedMul(ShapeSize(metadata.shape), metadata.dtype.itemsize());
   const ZarrArray::StoredChunks stored = array.CountStoredChunks();
+  const std::optional<Shape> shards = ShardShape(metadata);
   out << label << '\n';
+  WriteRow(out, "format", "Zarr v" + std::to_string(metadata.zarr_format));
   WriteRow(out, "shape", ShapeToString(metadata.shape) + (dims.empty() ? "" : " (" + dims + ")"));
-  WriteRow(out, "dtype", std::string(metadata.dtype.name()));
-  WriteRow(out, "chunks", ShapeToString(metadata.chunks));
-  WriteRow(out, "codec", metadata.compressor ? DescribeCodec(*metadata.compressor) : "none (raw)");
+  WriteRow(out, "dtype", std::string(metadata.dtype.name()) +
+                             (metadata.float16_storage ? " (stored as float16)" : ""));
+  WriteRow(out, "chunks", ShapeToString(metadata.read_chunks()) +
+                              (shards ? " (inner chunks: tasks read these)" : ""));
+  if (shards) WriteRow(out, "shards", ShapeToString(*shards));
+  WriteRow(out, "codec", DescribeCodecs(metadata));
   WriteRow(out, "size",
            format_bytes(logical) + " logical, " + format_bytes(stored.bytes) + " stored in " +
-               std::to_string(stored.count) + " chunks");
+               std::to_string(stored.count) + (shards ? " shards" : " chunks"));
 }
 
 void WriteBudget(std::ostream& out, const Spec& requested, const FinalizedPlan& plan) {
@@ -129,7 +134,10 @@ void WriteHowToOpen(std::ostream& out, const fs::path& target, bool has_dimensio
       << '\n';
   const fs::path group = target.parent_path();
   std::error_code error;
-  const bool in_group = !group.empty() && fs::exists(group / ".zgroup", error);
+  bool in_group = !group.empty() && fs::exists(group / ".zgroup", error);
+  if (!group.empty() && !in_group && fs::exists(group / "zarr.json", error)) {
+    in_group = IsZarrGroup(*DirectoryStore::Open(group, {.create = false}), "");
+  }
   if (in_group && has_dimension_names) {
     out << "or with xarray, as the variable " << target.filename().string() << " of the group "
         << group.string() << ":\n  "

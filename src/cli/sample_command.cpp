@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <limits>
 #include <numbers>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -137,8 +138,15 @@ SampleCommand::SampleCommand(CLI::App& app)
                        "Chunk shape (default: whole first dimension, about 8 MB per chunk)");
   command_->add_option("--dtype", dtype_, "Element type (float32, float64, int16, ...)")
       ->capture_default_str();
-  command_->add_option("--codec", codec_, "Codec: blosc-lz4, blosc:zstd:3, zstd, lz4, zlib, none")
+  command_->add_option("--codec", codec_,
+                       "Codec: blosc-lz4, blosc:zstd:3, zstd, gzip, lz4 and zlib (v2 only), none")
       ->capture_default_str();
+  command_->add_option("--zarr-format", zarr_format_, "Zarr format: 3 (zarr.json) or 2 (.zarray)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({2, 3}));
+  command_->add_option("--shards", shards_,
+                       "Shard shape (Zarr v3), comma-separated multiples of the chunks; each "
+                       "shard is one file of inner chunks");
   command_->add_option("--dims", dims_,
                        "Dimension names, comma-separated (default: time,lat,lon "
                        "for 3-d, else dim_0,dim_1,...)");
@@ -154,12 +162,30 @@ SampleCommand::SampleCommand(CLI::App& app)
 void SampleCommand::Run(std::ostream& out) const {
   namespace fs = std::filesystem;
   ZarrMetadata metadata;
-  metadata.shape = ParseExtents(shape_, "--shape", 0);
-  metadata.dtype = DType::FromName(dtype_);
-  metadata.chunks = chunks_.empty() ? DefaultChunks(metadata.shape, metadata.dtype.itemsize())
-                                    : ParseExtents(chunks_, "--chunks", 1);
-  if (codec_ != "none") metadata.compressor = ParseCodecSpec(codec_);
-  if (metadata.dtype.kind() == DTypeKind::kFloat) metadata.fill_value = std::nan("");
+  const Shape shape = ParseExtents(shape_, "--shape", 0);
+  const DType dtype = DType::FromName(dtype_);
+  Shape chunks = chunks_.empty() ? DefaultChunks(shape, dtype.itemsize())
+                                 : ParseExtents(chunks_, "--chunks", 1);
+  std::optional<CodecConfig> codec;
+  if (codec_ != "none") codec = ParseCodecSpec(codec_);
+  if (zarr_format_ == 3) {
+    std::optional<Shape> shards;
+    if (!shards_.empty()) shards = ParseExtents(shards_, "--shards", 1);
+    try {
+      metadata = MakeV3Metadata(shape, std::move(chunks), dtype, codec, std::move(shards));
+    } catch (const InvalidArgument& error) {
+      throw InvalidArgument(std::string(error.what()) + " (--codec, --shards)");
+    }
+    metadata.fill_value = std::int64_t{0};
+    if (dtype == bool_) metadata.fill_value = false;
+  } else {
+    if (!shards_.empty()) throw InvalidArgument("--shards writes Zarr v3; drop --zarr-format 2");
+    metadata.shape = shape;
+    metadata.dtype = dtype;
+    metadata.chunks = std::move(chunks);
+    metadata.compressor = codec;
+  }
+  if (dtype.kind() == DTypeKind::kFloat) metadata.fill_value = std::nan("");
 
   ZarrAttributes attributes;
   if (!dims_.empty()) {
@@ -186,9 +212,10 @@ void SampleCommand::Run(std::ostream& out) const {
     }
     // --overwrite replaces Zarr stores only, never an unrelated folder or file.
     const fs::path root(out_path_);
-    if (!fs::exists(root / ".zarray", error) && !fs::exists(root / ".zgroup", error)) {
+    if (!fs::exists(root / ".zarray", error) && !fs::exists(root / ".zgroup", error) &&
+        !fs::exists(root / "zarr.json", error)) {
       throw StorageError(out_path_ +
-                         " is not a Zarr store (no .zarray or .zgroup); --overwrite only "
+                         " is not a Zarr store (no zarr.json, .zarray or .zgroup); --overwrite only "
                          "replaces Zarr stores, so remove it yourself or choose another path");
     }
     fs::remove_all(out_path_, error);
@@ -196,7 +223,7 @@ void SampleCommand::Run(std::ostream& out) const {
   }
 
   auto store = DirectoryStore::Open(out_path_);
-  if (!variable_.empty()) CreateZarrGroup(*store, "");
+  if (!variable_.empty()) CreateZarrGroup(*store, "", zarr_format_);
   const ZarrArray array = ZarrArray::Create(store, variable_, metadata, attributes);
   const ChunkGrid& grid = array.grid();
 
@@ -215,9 +242,12 @@ void SampleCommand::Run(std::ostream& out) const {
   const std::int64_t logical = CheckedMul(ShapeSize(metadata.shape), metadata.dtype.itemsize());
   const ZarrArray::StoredChunks stored = array.CountStoredChunks();
   const std::string where = variable_.empty() ? store->Describe() : store->DescribeKey(variable_);
-  out << "wrote " << where << ": shape " << ShapeToString(metadata.shape) << ", "
-      << metadata.dtype.name() << ", chunks " << ShapeToString(metadata.chunks) << ", "
-      << stored.count << " chunks, " << format_bytes(logical) << " logical, "
+  const std::optional<Shape> shards = ShardShape(metadata);
+  out << "wrote " << where << " (Zarr v" << zarr_format_ << "): shape "
+      << ShapeToString(metadata.shape) << ", " << metadata.dtype.name() << ", chunks "
+      << ShapeToString(metadata.read_chunks())
+      << (shards ? ", shards " + ShapeToString(*shards) : std::string()) << ", " << stored.count
+      << (shards ? " shards, " : " chunks, ") << format_bytes(logical) << " logical, "
       << format_bytes(stored.bytes) << " stored, in " << std::fixed << std::setprecision(2)
       << seconds << " s\n";
 }

@@ -42,6 +42,8 @@ class SampleCommand {
   std::string dtype_ = "float32";
   std::string codec_ = "blosc-lz4";
   std::string dims_;
+  int zarr_format_ = 3;
+  std::string shards_;  // "" = unsharded
   std::string variable_ = "t2m";
   std::uint64_t seed_ = 0;
   int threads_ = 0;

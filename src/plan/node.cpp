@@ -289,7 +289,8 @@ NodePtr MakeZarrSource(std::shared_ptr<Store> store, std::string path) {
   const ZarrMetadata& meta = array->metadata();
   NodeDetail detail;
   detail.zarr = array;
-  return MakeNode(NodeKind::kZarr, "from_zarr", meta.shape, meta.chunks, meta.dtype, {},
+  // Tasks read the smallest chunks that can be read alone: a sharded array's inner chunks.
+  return MakeNode(NodeKind::kZarr, "from_zarr", meta.shape, meta.read_chunks(), meta.dtype, {},
                   std::move(detail));
 }
 

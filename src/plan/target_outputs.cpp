@@ -15,6 +15,7 @@
 #include "tessera/core/memory_account.hpp"
 #include "tessera/plan/target_files.hpp"
 #include "tessera/storage/directory_store.hpp"
+#include "tessera/storage/zarr_group.hpp"
 #include "zarr_output.hpp"
 
 namespace tessera::planner {
@@ -35,7 +36,8 @@ void CheckReplaceable(const std::filesystem::path& directory, bool overwrite) {
                           " exists and is not a directory; choose another path");
   }
   const bool is_zarr = std::filesystem::exists(directory / ".zarray", error) ||
-                       std::filesystem::exists(directory / ".zgroup", error);
+                       std::filesystem::exists(directory / ".zgroup", error) ||
+                       std::filesystem::exists(directory / "zarr.json", error);
   if (!is_zarr && !std::filesystem::is_empty(directory, error)) {
     throw InvalidArgument("to_zarr: " + directory.string() +
                           " exists and is not a Zarr array or group; refusing to replace it "
@@ -141,7 +143,12 @@ class ZarrTargetOutput : public ZarrOutput {
   }
 
   void Commit() override {
-    if (target_.store != nullptr) return;
+    if (target_.store != nullptr) {
+      const std::size_t slash = target_.path.rfind('/');
+      UpdateGroupMetadata(*target_.store,
+                          slash == std::string::npos ? "" : target_.path.substr(0, slash));
+      return;
+    }
     // Move the finished array into place; an older array there goes only once the new
     // one is complete, kept meanwhile in OUT.tessera-old/previous.
     FileOps& ops = *target_.file_ops;
@@ -181,10 +188,25 @@ class ZarrTargetOutput : public ZarrOutput {
     RemoveQuietly(partial);
     if (moved_previous) RemoveQuietly(previous);
     array_ = std::make_shared<const ZarrArray>(ZarrArray::Open(DirectoryStore::Open(directory)));
+    const fs::path parent = directory.has_parent_path() ? directory.parent_path() : fs::path(".");
+    std::error_code error;
+    if (fs::is_directory(parent, error)) {
+      UpdateGroupMetadata(*DirectoryStore::Open(parent, {.create = false}), "");
+    }
   }
   void Release() override {}
 
  private:
+  // Writes the consolidated metadata of the group at `group` in `store`, the array now
+  // being in it, when asked to or when the group has some already (it would hide the
+  // array from readers that trust it).
+  void UpdateGroupMetadata(Store& store, const std::string& group) const {
+    if (!IsZarrGroup(store, group)) return;
+    if (target_.consolidated || HasConsolidatedMetadata(store, group)) {
+      ConsolidateZarrGroup(store, group);
+    }
+  }
+
   void RemoveQuietly(const fs::path& path) const {
     try {
       RemoveOwnedDirectory(*target_.file_ops, path);
@@ -242,7 +264,9 @@ class ZarrTargetOutput : public ZarrOutput {
     wanted.kind = "partial-output";
     wanted.run = NewRunId();
     wanted.source = FingerprintSources(sources_);
-    wanted.target = HashText(ZarrMetadataToJson(metadata_) + ZarrAttributesToJson(attributes_));
+    wanted.target = HashText(metadata_.zarr_format == 3
+                                 ? ZarrJsonText(metadata_, attributes_)
+                                 : ZarrMetadataToJson(metadata_) + ZarrAttributesToJson(attributes_));
     wanted.layout = layout_;
     return wanted;
   }
@@ -339,22 +363,76 @@ Index ResultOutput::BlocksTouched(const Region& region) const {
 
 NDArray ResultOutput::TakeResult() { return std::move(result_); }
 
+namespace {
+
+// The format a target is written in: the one asked for, else its first stored source's,
+// else v3.
+int TargetFormat(const ZarrTarget& target,
+                 const std::vector<std::shared_ptr<const ZarrArray>>& sources) {
+  if (target.zarr_format) return *target.zarr_format;
+  if (target.shards) return 3;
+  return sources.empty() ? 3 : sources.front()->metadata().zarr_format;
+}
+
+FillValue DefaultFill(DType dtype, int zarr_format) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (dtype.kind() == DTypeKind::kFloat) return nan;
+  if (dtype.is_complex()) return std::complex<double>(nan, nan);
+  if (zarr_format == 2) return std::monostate{};
+  if (dtype.kind() == DTypeKind::kBool) return false;
+  if (dtype.kind() == DTypeKind::kUnsignedInt) return std::uint64_t{0};
+  return std::int64_t{0};
+}
+
+ZarrMetadata TargetMetadata(Shape shape, Shape chunks, DType dtype, const ZarrTarget& target,
+                            const std::vector<std::shared_ptr<const ZarrArray>>& sources) {
+  const int format = TargetFormat(target, sources);
+  if (format != 2 && format != 3) {
+    throw InvalidArgument("to_zarr: zarr_format must be 2 or 3, got " + std::to_string(format));
+  }
+  if (target.float16 && dtype != float32) {
+    throw InvalidArgument("to_zarr: float16 storage holds float32 arrays; this one is " +
+                          std::string(dtype.name()) + " (astype(float32) first)");
+  }
+  ZarrMetadata metadata;
+  if (format == 3) {
+    std::optional<Shape> shards;
+    Shape inner = std::move(chunks);
+    if (target.shards) {
+      // The shards as given: the blocks written (`chunks`) are the same grid, cut to the
+      // array's extent where a shard is larger.
+      shards = target.shards;
+      inner = target.inner_chunks.empty() ? *shards : target.inner_chunks;
+    }
+    try {
+      metadata = MakeV3Metadata(std::move(shape), std::move(inner), dtype, target.compressor,
+                                std::move(shards), target.checksum, target.byte_order);
+    } catch (const InvalidArgument& error) {
+      throw InvalidArgument(std::string("to_zarr (Zarr v3): ") + error.what());
+    }
+  } else {
+    if (target.shards || target.checksum) {
+      throw InvalidArgument(std::string("to_zarr: ") +
+                            (target.shards ? "sharding" : "the crc32c checksum") +
+                            " is Zarr v3's; write zarr_format 3, or leave it out for v2");
+    }
+    metadata = PlainMetadata(std::move(shape), std::move(chunks), dtype);
+    metadata.compressor = target.compressor;
+    if (metadata.compressor) metadata.compressor->typesize = 0;  // v2: the dtype's size
+    metadata.byte_order = target.byte_order;
+  }
+  metadata.float16_storage = target.float16;
+  metadata.fill_value = target.fill_value ? *target.fill_value : DefaultFill(dtype, format);
+  return metadata;
+}
+
+}  // namespace
+
 std::shared_ptr<OpOutput> MakeZarrTargetOutput(
     Shape shape, Shape chunks, DType dtype, ZarrTarget target,
     std::vector<std::shared_ptr<const ZarrArray>> sources) {
-  ZarrMetadata metadata = PlainMetadata(std::move(shape), std::move(chunks), dtype);
-  metadata.compressor = target.compressor;
-  metadata.byte_order = target.byte_order;
-  if (target.fill_value) {
-    metadata.fill_value = *target.fill_value;
-  } else if (dtype.kind() == DTypeKind::kFloat) {
-    metadata.fill_value = std::numeric_limits<double>::quiet_NaN();
-  } else if (dtype.is_complex()) {
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    metadata.fill_value = std::complex<double>(nan, nan);
-  } else {
-    metadata.fill_value = std::monostate{};
-  }
+  ZarrMetadata metadata =
+      TargetMetadata(std::move(shape), std::move(chunks), dtype, target, sources);
   return std::make_shared<ZarrTargetOutput>(std::move(metadata), std::move(target),
                                             std::move(sources));
 }

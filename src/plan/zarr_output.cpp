@@ -44,10 +44,7 @@ ZarrOutput::ZarrOutput(ZarrMetadata metadata, ZarrAttributes attributes)
     : metadata_(std::move(metadata)),
       attributes_(std::move(attributes)),
       shadow_(ShadowArray(metadata_)),
-      largest_written_(
-          metadata_.compressor
-              ? MakeCodec(*metadata_.compressor)->MaxEncodedSize(metadata_.chunk_nbytes())
-              : metadata_.chunk_nbytes()) {}
+      largest_written_(shadow_->MaxEncodedChunkBytes()) {}
 
 bool ZarrOutput::Has(const Shape& block) const {
   return array_ != nullptr && array_->StoredChunkSize(block).has_value();
@@ -74,7 +71,8 @@ Index ZarrOutput::BlocksTouched(const Region& region) const {
 
 void ZarrOutput::OpenOrCreate(std::shared_ptr<Store> store, const std::string& path,
                               bool keep_existing) {
-  if (keep_existing && store->Contains(JoinKey(path, ".zarray"))) {
+  if (keep_existing && (store->Contains(JoinKey(path, ".zarray")) ||
+                        store->Contains(JoinKey(path, "zarr.json")))) {
     try {
       auto existing = std::make_shared<const ZarrArray>(ZarrArray::Open(store, path));
       if (existing->metadata() == metadata_) {

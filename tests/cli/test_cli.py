@@ -237,10 +237,10 @@ def test_directory_without_zarr_metadata(tessera_bin, tmp_path):
     '{"zarr_format": 2}',
     '{"zarr_format": 2, "shape": [10], "chunks": [0], "dtype": "<f8", "compressor": null, '
     '"fill_value": 0, "filters": null, "order": "C"}',
-    '{"zarr_format": 2, "shape": [10], "chunks": [5], "dtype": "<f2", "compressor": null, '
+    '{"zarr_format": 2, "shape": [10], "chunks": [5], "dtype": "<f3", "compressor": null, '
     '"fill_value": 0, "filters": null, "order": "C"}',
     "",
-], ids=["syntax", "missing-keys", "zero-chunk", "half-dtype", "empty"])
+], ids=["syntax", "missing-keys", "zero-chunk", "bad-dtype", "empty"])
 def test_corrupt_zarray(tessera_bin, raw_array, content):
     (raw_array / ".zarray").write_text(content)
     result = run(tessera_bin, "info", raw_array)
@@ -316,12 +316,26 @@ def test_sample_writes_a_group_xarray_opens(tessera_bin, tmp_path):
 def test_sample_plain_array_with_codec_and_dims(tessera_bin, tmp_path):
     out = tmp_path / "a.zarr"
     result = run(tessera_bin, "sample", out, "--shape", "50,20", "--chunks", "16,16",
-                 "--dtype", "int16", "--codec", "zstd", "--variable", "", "--dims", "y,x")
+                 "--dtype", "int16", "--codec", "zstd", "--variable", "", "--dims", "y,x",
+                 "--zarr-format", "2")
     assert result.returncode == 0, result.stderr
     array = zarr.open_array(str(out), mode="r")
     assert array.compressor.codec_id == "zstd"
     assert array.attrs["_ARRAY_DIMENSIONS"] == ["y", "x"]
     np.testing.assert_array_equal(array[...], expected_sample((50, 20), 0, np.int16))
+
+
+def test_sample_writes_sharded_zarr_v3(tessera_bin, tmp_path):
+    out = tmp_path / "s.zarr"
+    result = run(tessera_bin, "sample", out, "--shape", "20,10", "--chunks", "5,5",
+                 "--shards", "10,10", "--dtype", "float32", "--codec", "zstd:3")
+    assert result.returncode == 0, result.stderr
+    assert "Zarr v3" in result.stdout and "2 shards" in result.stdout
+    array = zarr.open_array(str(out / "t2m"), mode="r")
+    assert array.metadata.zarr_format == 3
+    assert array.chunks == (5, 5) and array.shards == (10, 10)
+    assert zarr.open_group(str(out), mode="r").metadata.zarr_format == 3
+    np.testing.assert_allclose(array[...], expected_sample((20, 10), 0, np.float32), rtol=1e-6)
 
 
 def test_sample_refuses_to_overwrite_without_flag(tessera_bin, tmp_path):

@@ -209,7 +209,7 @@ def test_report_and_xarray_in_a_group(tessera_bin, tmp_path):
     text = result.stdout
     assert "projected/task" in text and "measured max" in text
     assert "process peak RSS" in text
-    assert f"Wrote {out} (shape (48, 9, 11), chunks (5, 9, 11)" in text
+    assert f"Wrote {out} (Zarr v2, shape (48, 9, 11), chunks (5, 9, 11)" in text
 
     dataset = xr.open_zarr(str(group_path), consolidated=False)
     assert dataset["t2m_by_time"].dims == ("time", "lat", "lon")

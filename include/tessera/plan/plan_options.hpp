@@ -53,10 +53,29 @@ struct PlanOptions {
 // Described once: ToZarrOptions (the API's, with how to compute) and ZarrTarget (the
 // plan's, with where to write) are both these settings.
 struct ZarrWriteOptions {
+  // The Zarr format written: 2 (.zarray) or 3 (zarr.json); nullopt: the format of the
+  // array's first stored source (from_zarr), or 3 when it reads none.
+  std::optional<int> zarr_format;
+  // Zarr v3 sharding: each shard, a whole multiple of the array's chunks, is one stored
+  // value holding inner chunks of the array's chunks (the array is rechunked to the
+  // shards first when its chunks are not them); tasks write whole shards. nullopt:
+  // unsharded. Requires zarr_format 3 (or nullopt, which then means 3).
+  std::optional<Shape> shards;
+  // Each (inner) chunk ends in its CRC-32C (v3's crc32c codec), checked on every read.
+  // Zarr v3 only.
+  bool checksum = false;
+  // Stores float32 values as float16 (v3 "float16", v2 "<f2"), as the source of a
+  // rechunk may: values beyond float16's range become infinities.
+  bool float16 = false;
+  // Writes consolidated metadata into the group the array is written into (when it is
+  // written inside one). A group that already has consolidated metadata always gets it
+  // updated, so that readers trusting it see the new array.
+  bool consolidated = false;
   std::optional<CodecConfig> compressor = ParseCodecSpec("blosc-lz4");  // nullopt: raw
   std::vector<std::string> dimension_names;  // xarray's _ARRAY_DIMENSIONS
-  // The .zarray fill_value; nullopt: NaN for floating dtypes, null for others (a 0 would
-  // make xarray read every real zero as missing).
+  // The fill_value; nullopt: NaN for floating dtypes; for others null in v2 (a 0 would
+  // make xarray read every real zero as missing), zero (false) in v3, where xarray does
+  // not take fill_value for missing data.
   std::optional<FillValue> fill_value;
   std::string attributes_json = "{}";         // other .zattrs entries (units, ...): a JSON object
   ByteOrder byte_order = ByteOrder::kLittle;  // of the stored chunks (values are the same)
@@ -72,6 +91,9 @@ struct ZarrWriteOptions {
 struct ZarrTarget : ZarrWriteOptions {
   std::shared_ptr<Store> store;  // the store to write into, at `path`...
   std::string path;
+  // The inner chunks of a sharded target (the array's chunks before it was rechunked to
+  // its shards); set by to_zarr.
+  Shape inner_chunks;
   std::filesystem::path directory;  // ...or, when store is null, this directory
   // The calls that change files of a directory target (null: DefaultFileOps()); tests
   // inject faults here.

@@ -49,7 +49,9 @@ namespace tessera {
 
 namespace zarr_detail {
 class ChunkCodec;  // src/storage/zarr/chunk_codec.hpp
+class ShardChunkCodec;
 struct ChunkScratch;
+struct TouchedRange;
 }  // namespace zarr_detail
 
 class ZarrArray {
@@ -133,6 +135,11 @@ class ZarrArray {
   void WritePart(std::span<const Index> block, const std::byte* src,
                  std::span<const Index> src_strides, bool src_contiguous,
                  zarr_detail::ChunkScratch& scratch) const;
+  // ReadRegion of a sharded array on more threads than it touches shards: each touched
+  // shard's index once, then its inner chunks in parallel.
+  void ReadShardsByInnerChunks(const zarr_detail::ShardChunkCodec& codec, const Region& region,
+                               const zarr_detail::TouchedRange& shards, std::byte* out,
+                               std::span<const Index> out_strides, int threads) const;
 
   std::shared_ptr<Store> store_;
   std::string path_;

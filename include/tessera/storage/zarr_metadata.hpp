@@ -157,12 +157,20 @@ std::string ZarrAttributesToJson(const ZarrAttributes& attributes);
 // those codecs for inner chunks of `chunks` with an index [bytes, crc32c] at the end.
 // InvalidArgument for a compressor v3 has no codec for (lz4, zlib) or shards that are
 // not multiples of chunks.
+// `endian`: the byte order of the stored elements (bytes codec).
 ZarrMetadata MakeV3Metadata(Shape shape, Shape chunks, DType dtype,
                             std::optional<CodecConfig> compressor,
-                            std::optional<Shape> shards = std::nullopt, bool checksum = false);
+                            std::optional<Shape> shards = std::nullopt, bool checksum = false,
+                            ByteOrder endian = ByteOrder::kLittle);
 
 // The shard shape of a sharded v3 array (metadata.chunks), nullopt when not sharded.
 std::optional<Shape> ShardShape(const ZarrMetadata& metadata);
+
+// The compressor of `metadata`'s (innermost) chunks: v2's compressor, or the first v3
+// bytes-to-bytes codec other than crc32c; nullopt when uncompressed. What a copy of the
+// array keeps (tessera rechunk), with ChunkChecksum: whether v3 chunks end in a crc32c.
+std::optional<CodecConfig> ChunkCompressor(const ZarrMetadata& metadata);
+bool ChunkChecksum(const ZarrMetadata& metadata);
 
 // "bytes (little) -> blosc(lz4, level 5, shuffle)", "sharding_indexed (...) of [...]" for
 // v3, "blosc(lz4, level 5, shuffle)", "filters [...] then compressor ..." or

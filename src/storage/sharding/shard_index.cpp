@@ -53,7 +53,9 @@ std::string Where(const Store& store, const std::string& key, const ShardRange& 
 std::optional<ShardIndex> ShardIndex::Read(const Store& store, const std::string& key,
                                            const ShardIndexLayout& layout, ShardRange range) {
   const std::int64_t index_bytes = layout.IndexBytes();
-  Buffer bytes(index_bytes);
+  // Allocated once the shard is known to hold the index: an absent or short shard of a
+  // layout with very many entries allocates nothing.
+  Buffer bytes;
   std::optional<std::int64_t> value_size;
   std::int64_t shard_size = range.size;
   if (range.size < 0) {
@@ -66,6 +68,7 @@ std::optional<ShardIndex> ShardIndex::Read(const Store& store, const std::string
                         " bytes (" + std::to_string(layout.entries) +
                         " inner chunks): the shard is truncated");
     }
+    bytes.ResizeUninitialized(index_bytes);
     value_size = store.ReadRange(key, layout.at_end ? -index_bytes : 0, bytes.span());
     if (!value_size) return std::nullopt;
     shard_size = *value_size;
@@ -76,6 +79,7 @@ std::optional<ShardIndex> ShardIndex::Read(const Store& store, const std::string
                         std::to_string(range.size) + " bytes, shorter than its index of " +
                         std::to_string(index_bytes) + " bytes: the shard is truncated");
     }
+    bytes.ResizeUninitialized(index_bytes);
     const std::int64_t start = layout.at_end ? range.offset + range.size - index_bytes : range.offset;
     value_size = store.ReadRange(key, start, bytes.span());
     if (!value_size) {
@@ -93,6 +97,12 @@ ShardIndex ShardIndex::Decode(std::span<const std::byte> bytes, const ShardIndex
   if (static_cast<std::int64_t>(bytes.size()) != index_bytes) {
     throw FormatError(where + ": shard index is " + std::to_string(bytes.size()) +
                       " bytes, expected " + std::to_string(index_bytes));
+  }
+  if (shard_size < index_bytes) {
+    // The data bytes below are counted from the shard's size less its index.
+    throw FormatError(where + ": the shard is " + std::to_string(shard_size) +
+                      " bytes, shorter than its index of " + std::to_string(index_bytes) +
+                      " bytes: the shard is truncated");
   }
   std::span<const std::byte> pairs = bytes;
   if (layout.checksum) {

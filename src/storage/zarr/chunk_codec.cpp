@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "codec_chain_json.hpp"
+#include "float16.hpp"
 #include "leaf_chunk_codec.hpp"
 #include "shard_chunk_codec.hpp"
 
@@ -28,21 +29,32 @@ std::string DescribeV2Pipeline(const ZarrMetadata& metadata) {
   return text;
 }
 
+// The fill value as the stored elements hold it. float16 storage rounds it to a half, as
+// zarr-python holds a float16 array's fill value (0.1 reads as 0.0999755859375): chunks
+// never written then read as a written chunk of fill values does, and an inner chunk
+// left out for being all fill reads back as written.
+FillValue StoredFill(const ZarrMetadata& metadata) {
+  if (!metadata.float16_storage) return metadata.fill_value;
+  float value = 0;
+  EncodeFillElement(metadata.fill_value, float32, std::as_writable_bytes(std::span(&value, 1)));
+  return static_cast<double>(HalfBitsToFloat(FloatToHalfBits(value)));
+}
+
 std::unique_ptr<const ChunkCodec> MakeV3Codec(Shape chunk_shape, const ZarrMetadata& metadata,
-                                              const ZarrCodecChain& chain, int depth) {
+                                              const FillValue& fill, const ZarrCodecChain& chain,
+                                              int depth) {
   if (chain.sharding != nullptr) {
     const ZarrSharding& sharding = *chain.sharding;
     std::unique_ptr<const ChunkCodec> inner =
-        MakeV3Codec(sharding.chunk_shape, metadata, sharding.codecs, depth + 1);
-    return std::make_unique<ShardChunkCodec>(std::move(chunk_shape), metadata.dtype,
-                                             metadata.fill_value, sharding, std::move(inner),
-                                             depth);
+        MakeV3Codec(sharding.chunk_shape, metadata, fill, sharding.codecs, depth + 1);
+    return std::make_unique<ShardChunkCodec>(std::move(chunk_shape), metadata.dtype, fill, sharding,
+                                             std::move(inner), depth);
   }
   std::vector<CodecStage> stages;
   for (const CodecConfig& config : chain.bytes_codecs) stages.push_back({config, "codec"});
-  return std::make_unique<LeafChunkCodec>(std::move(chunk_shape), metadata.dtype,
-                                          metadata.fill_value, chain, metadata.float16_storage,
-                                          std::move(stages), DescribeCodecChain(chain));
+  return std::make_unique<LeafChunkCodec>(std::move(chunk_shape), metadata.dtype, fill, chain,
+                                          metadata.float16_storage, std::move(stages),
+                                          DescribeCodecChain(chain));
 }
 
 }  // namespace
@@ -93,13 +105,16 @@ ChunkCodec::ChunkCodec(Shape chunk_shape, DType dtype, const FillValue& fill)
 }
 
 std::unique_ptr<const ChunkCodec> MakeChunkCodec(const ZarrMetadata& metadata) {
-  if (metadata.zarr_format == 3) return MakeV3Codec(metadata.chunks, metadata, metadata.codecs, 0);
+  const FillValue fill = StoredFill(metadata);
+  if (metadata.zarr_format == 3) {
+    return MakeV3Codec(metadata.chunks, metadata, fill, metadata.codecs, 0);
+  }
   std::vector<CodecStage> stages;
   for (std::size_t index = 0; index < metadata.filters.size(); ++index) {
     stages.push_back({metadata.filters[index], "filters[" + std::to_string(index) + "]"});
   }
   if (metadata.compressor) stages.push_back({*metadata.compressor, "compressor"});
-  return std::make_unique<LeafChunkCodec>(metadata.chunks, metadata.dtype, metadata.fill_value,
+  return std::make_unique<LeafChunkCodec>(metadata.chunks, metadata.dtype, fill,
                                           metadata.codec_chain(), metadata.float16_storage,
                                           std::move(stages), DescribeV2Pipeline(metadata));
 }

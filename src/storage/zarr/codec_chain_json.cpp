@@ -59,9 +59,13 @@ ByteOrder ParseEndian(const CodecEntry& entry, DType dtype, const std::string& k
     }
     return ByteOrder::kLittle;
   }
-  if (*endian == "little") return ByteOrder::kLittle;
-  if (*endian == "big") return ByteOrder::kBig;
-  Fail(where, key + ".configuration.endian", "\"little\" or \"big\"", *endian);
+  if (*endian != "little" && *endian != "big") {
+    Fail(where, key + ".configuration.endian", "\"little\" or \"big\"", *endian);
+  }
+  // One-byte elements have no byte order: "big" means what "little" does, and is
+  // written as neither (CodecChainToJson), so it reads back equal.
+  if (dtype.itemsize() == 1) return ByteOrder::kLittle;
+  return *endian == "big" ? ByteOrder::kBig : ByteOrder::kLittle;
 }
 
 // A bytes-to-bytes codec as the codec layer's config; MakeCodec validates it.
@@ -205,7 +209,10 @@ std::shared_ptr<const ZarrSharding> ParseSharding(const CodecEntry& entry, DType
     sharding->index_codecs.bytes_codecs.push_back(CodecConfig{.id = "crc32c"});
   }
   const ZarrCodecChain& index = sharding->index_codecs;
+  // The index layout (ShardIndexLayout) has room for one checksum: a second crc32c
+  // would make the index 4 bytes longer than Tessera reads.
   const bool index_ok = index.sharding == nullptr && index.transpose.empty() &&
+                        index.bytes_codecs.size() <= 1 &&
                         std::ranges::all_of(index.bytes_codecs, [](const CodecConfig& codec) {
                           return codec.id == "crc32c";
                         });

@@ -22,11 +22,17 @@ namespace tessera::zarr_detail {
 // chunk-sized buffers (read copies, encode bounds) far from Index overflow.
 inline constexpr Index kMaxChunkBytes = Index{1} << 40;
 
+// A shard holds at most this many inner chunks (4,194,304: an index of 64 MiB, read whole
+// before any inner chunk). Real shards hold hundreds to tens of thousands; more can only
+// come from a corrupt or hostile document, which would make a reader allocate an index
+// of terabytes.
+inline constexpr Index kMaxInnerChunksPerShard = Index{1} << 22;
+
 // Nested shardings deeper than this are refused (a hostile document could nest
 // thousands); real data nests once at most.
 inline constexpr int kMaxShardingDepth = 4;
 
-// A violated rule: the .zarray key it concerns ("shape" or "chunks"), what the rule
+// A violated rule: the key it concerns ("shape", "chunks" or "codecs"), what the rule
 // expects, and the value found.
 struct SizeProblem {
   std::string key;

@@ -1,5 +1,6 @@
 // Metadata for new Zarr v3 arrays (MakeV3Metadata), and what callers ask of any
 // metadata's codecs (ShardShape, DescribeCodecs).
+#include <complex>
 #include <string>
 #include <utility>
 
@@ -12,15 +13,32 @@ namespace tessera {
 
 ZarrMetadata MakeV3Metadata(Shape shape, Shape chunks, DType dtype,
                             std::optional<CodecConfig> compressor, std::optional<Shape> shards,
-                            bool checksum) {
+                            bool checksum, ByteOrder endian) {
   ZarrMetadata metadata;
   metadata.zarr_format = 3;
   metadata.shape = std::move(shape);
   metadata.dtype = dtype;
+  // zarr-python's default fill (the zero of the dtype), held as a parsed document holds
+  // it, so that the metadata equals itself reopened.
+  switch (dtype.kind()) {
+    case DTypeKind::kBool:
+      metadata.fill_value = false;
+      break;
+    case DTypeKind::kFloat:
+      metadata.fill_value = 0.0;
+      break;
+    case DTypeKind::kComplex:
+      metadata.fill_value = std::complex<double>(0.0, 0.0);
+      break;
+    default:
+      metadata.fill_value = std::int64_t{0};
+      break;
+  }
   metadata.compressor = std::nullopt;
   metadata.key_encoding = ChunkKeyEncoding::kDefault;
   metadata.dimension_separator = '/';
   ZarrCodecChain leaf;
+  leaf.endian = endian;
   if (compressor) {
     CodecConfig config = *compressor;
     if (config.id == "blosc") {
@@ -63,6 +81,33 @@ ZarrMetadata MakeV3Metadata(Shape shape, Shape chunks, DType dtype,
 std::optional<Shape> ShardShape(const ZarrMetadata& metadata) {
   if (!metadata.sharded()) return std::nullopt;
   return metadata.chunks;
+}
+
+namespace {
+
+// The chain that encodes the innermost chunks.
+const ZarrCodecChain& LeafChain(const ZarrMetadata& metadata) {
+  const ZarrCodecChain* chain = &metadata.codecs;
+  while (chain->sharding != nullptr) chain = &chain->sharding->codecs;
+  return *chain;
+}
+
+}  // namespace
+
+std::optional<CodecConfig> ChunkCompressor(const ZarrMetadata& metadata) {
+  if (metadata.zarr_format != 3) return metadata.compressor;
+  for (const CodecConfig& codec : LeafChain(metadata).bytes_codecs) {
+    if (codec.id != "crc32c") return codec;
+  }
+  return std::nullopt;
+}
+
+bool ChunkChecksum(const ZarrMetadata& metadata) {
+  if (metadata.zarr_format != 3) return false;
+  for (const CodecConfig& codec : LeafChain(metadata).bytes_codecs) {
+    if (codec.id == "crc32c") return true;
+  }
+  return false;
 }
 
 std::string DescribeCodecs(const ZarrMetadata& metadata) {

@@ -80,8 +80,7 @@ ShardChunkCodec::ShardChunkCodec(Shape shard_shape, DType dtype, const FillValue
       inner_grid_(std::move(shard_shape), sharding.chunk_shape),
       index_layout_(IndexLayoutOf(sharding, inner_grid_.num_blocks())),
       inner_(std::move(inner)),
-      depth_(depth),
-      write_order_(ShardWriteOrder(inner_grid_.grid_shape())) {
+      depth_(depth) {
   if (depth_ < 0 || depth_ >= kMaxShardingDepth) {
     throw InvalidArgument("sharding nested " + std::to_string(depth_ + 1) +
                           " levels deep; at most " + std::to_string(kMaxShardingDepth));
@@ -92,12 +91,22 @@ ShardChunkCodec::ShardChunkCodec(Shape shard_shape, DType dtype, const FillValue
       SaturatingMulAdd(entries, inner_->max_encoded_bytes(), index_layout_.IndexBytes());
 }
 
+std::optional<ShardIndex> ShardChunkCodec::ReadIndex(const ValueRef& value) const {
+  return ShardIndex::Read(*value.store, *value.key, index_layout_, value.range);
+}
+
 void ShardChunkCodec::ReadPart(const ValueRef& value, const Region& box, std::byte* dst,
                                std::span<const Index> dst_strides, bool /*dst_contiguous*/,
                                ChunkScratch& scratch) const {
   if (ShapeSize(box.shape) == 0) return;
-  const std::optional<ShardIndex> index =
-      ShardIndex::Read(*value.store, *value.key, index_layout_, value.range);
+  ReadPartIndexed(value, ReadIndex(value), box, dst, dst_strides, scratch);
+}
+
+void ShardChunkCodec::ReadPartIndexed(const ValueRef& value,
+                                      const std::optional<ShardIndex>& index, const Region& box,
+                                      std::byte* dst, std::span<const Index> dst_strides,
+                                      ChunkScratch& scratch) const {
+  if (ShapeSize(box.shape) == 0) return;
   if (!index) {
     FillBox(box.shape, dst, dst_strides, FillNative());
     return;
@@ -127,7 +136,7 @@ std::optional<std::span<const std::byte>> ShardChunkCodec::Encode(
   const std::size_t ndim = block_shape.size();
   Shape start(ndim);
   Shape extent(ndim);
-  for (const Index linear : write_order_) {
+  for (const Index linear : WriteOrder()) {
     const Shape block = inner_grid_.BlockIndex(linear);
     bool inside = true;
     for (std::size_t dim = 0; dim < ndim; ++dim) {
@@ -143,6 +152,12 @@ std::optional<std::span<const std::byte>> ShardChunkCodec::Encode(
   }
   if (builder.empty()) return std::nullopt;
   return builder.Finish();
+}
+
+const std::vector<Index>& ShardChunkCodec::WriteOrder() const {
+  std::call_once(write_order_once_,
+                 [&] { write_order_ = ShardWriteOrder(inner_grid_.grid_shape()); });
+  return write_order_;
 }
 
 Index ShardChunkCodec::InnerChunksIn(std::span<const Index> block_shape) const {

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "chunk_codec.hpp"
@@ -46,6 +47,13 @@ class ShardChunkCodec final : public ChunkCodec {
   Index max_encoded_bytes() const override { return max_encoded_bytes_; }
   Index max_leaf_stored_bytes() const override { return inner_->max_leaf_stored_bytes(); }
 
+  // The index of the shard at `value`; nullopt when the shard is absent.
+  std::optional<ShardIndex> ReadIndex(const ValueRef& value) const;
+  // ReadPart of the shard whose index `index` is (ReadIndex's, read once for many parts).
+  void ReadPartIndexed(const ValueRef& value, const std::optional<ShardIndex>& index,
+                       const Region& box, std::byte* dst, std::span<const Index> dst_strides,
+                       ChunkScratch& scratch) const;
+
   const ShardIndexLayout& index_layout() const { return index_layout_; }
   // The inner chunks' grid over the full shard.
   const ChunkGrid& inner_grid() const { return inner_grid_; }
@@ -58,8 +66,11 @@ class ShardChunkCodec final : public ChunkCodec {
   ShardIndexLayout index_layout_;
   std::unique_ptr<const ChunkCodec> inner_;
   int depth_;
-  // Inner chunks (C-order linear indexes) in the order a shard stores them.
-  std::vector<Index> write_order_;
+  // Inner chunks (C-order linear indexes) in the order a shard stores them: made on the
+  // first write (readers never need it), once.
+  const std::vector<Index>& WriteOrder() const;
+  mutable std::once_flag write_order_once_;
+  mutable std::vector<Index> write_order_;
   Index max_stored_bytes_;
   Index max_encoded_bytes_;
 };

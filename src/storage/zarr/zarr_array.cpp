@@ -14,6 +14,7 @@
 #include "metadata_document.hpp"
 #include "metadata_sizes.hpp"
 #include "region_walk.hpp"
+#include "shard_chunk_codec.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/parallel.hpp"
 
@@ -300,32 +301,59 @@ NDArray ZarrArray::ReadRegion(const Region& region, int max_threads) const {
   if (out.size() == 0) return out;
   const Shape out_strides = ByteStrides(region.shape, metadata_.dtype.itemsize());
   std::byte* const out_data = out.mutable_bytes().data();
-  // With fewer shards than threads, a sharded array is read by its inner chunks.
-  const bool by_inner_chunks =
-      metadata_.sharded() && threads > 1 && ShapeSize(TouchedBlocks(grid_, region).counts) < threads;
-  const ChunkGrid read_grid = by_inner_chunks ? this->read_grid() : grid_;
-  const TouchedRange range = TouchedBlocks(read_grid, region);
+  const TouchedRange range = TouchedBlocks(grid_, region);
+  const auto* sharded = dynamic_cast<const zarr_detail::ShardChunkCodec*>(codec_.get());
+  if (sharded != nullptr && threads > 1 && ShapeSize(range.counts) < threads) {
+    // Fewer shards than threads: each shard's index is read once, then its inner chunks
+    // are read in parallel.
+    ReadShardsByInnerChunks(*sharded, region, range, out_data, out_strides, threads);
+    return out;
+  }
   ScratchPool scratch_pool;
   ParallelFor(ShapeSize(range.counts), threads, [&](std::int64_t linear) {
-    const TouchedBox touched = TouchedBoxAt(read_grid, region, range, linear);
+    const TouchedBox touched = TouchedBoxAt(grid_, region, range, linear);
     ScratchPool::Lease scratch = scratch_pool.Take();
-    std::byte* const dst = out_data + ByteOffset(touched.out_start, out_strides);
-    const bool contiguous = IsContiguousIn(region.shape, touched.box.shape);
-    if (!by_inner_chunks) {
-      ReadPart(touched.block, touched.box, dst, out_strides, contiguous, scratch.scratch());
-      return;
-    }
-    // The inner chunk as a box of its shard.
-    Region box = read_grid.BlockRegion(touched.block);
-    Shape shard(box.start.size());
-    for (std::size_t dim = 0; dim < shard.size(); ++dim) {
-      shard[dim] = box.start[dim] / grid_.chunks()[dim];
-      box.start[dim] = box.start[dim] - shard[dim] * grid_.chunks()[dim] + touched.box.start[dim];
-    }
-    box.shape = touched.box.shape;
-    ReadPart(shard, box, dst, out_strides, contiguous, scratch.scratch());
+    ReadPart(touched.block, touched.box, out_data + ByteOffset(touched.out_start, out_strides),
+             out_strides, IsContiguousIn(region.shape, touched.box.shape), scratch.scratch());
   });
   return out;
+}
+
+void ZarrArray::ReadShardsByInnerChunks(const zarr_detail::ShardChunkCodec& codec,
+                                        const Region& region, const TouchedRange& shards,
+                                        std::byte* out, std::span<const Index> out_strides,
+                                        int threads) const {
+  const Index shard_count = ShapeSize(shards.counts);
+  std::vector<std::string> keys(static_cast<std::size_t>(shard_count));
+  std::vector<std::optional<ShardIndex>> indexes(static_cast<std::size_t>(shard_count));
+  ParallelFor(shard_count, threads, [&](std::int64_t linear) {
+    const TouchedBox touched = TouchedBoxAt(grid_, region, shards, linear);
+    const auto slot = static_cast<std::size_t>(linear);
+    keys[slot] = zarr_detail::FormatChunkKey(path_, touched.block, metadata_.dimension_separator,
+                                             metadata_.key_encoding);
+    indexes[slot] = codec.ReadIndex(ValueRef{store_.get(), &keys[slot], ShardRange{}});
+  });
+  // The inner chunks of the top-level sharding (a nested shard is read as one part).
+  const ChunkGrid inner_grid(metadata_.shape, codec.inner_grid().chunks());
+  const TouchedRange parts = TouchedBlocks(inner_grid, region);
+  ScratchPool scratch_pool;
+  ParallelFor(ShapeSize(parts.counts), threads, [&](std::int64_t linear) {
+    const TouchedBox touched = TouchedBoxAt(inner_grid, region, parts, linear);
+    // The part's shard, its slot among the touched shards, and the part as a box of it.
+    Index slot = 0;
+    Region box{Shape(touched.block.size()), touched.box.shape};
+    for (std::size_t dim = 0; dim < touched.block.size(); ++dim) {
+      const Index start = touched.block[dim] * inner_grid.chunks()[dim] + touched.box.start[dim];
+      const Index shard = start / grid_.chunks()[dim];
+      slot = slot * shards.counts[dim] + (shard - shards.first[dim]);
+      box.start[dim] = start - shard * grid_.chunks()[dim];
+    }
+    ScratchPool::Lease scratch = scratch_pool.Take();
+    const auto index = static_cast<std::size_t>(slot);
+    codec.ReadPartIndexed(ValueRef{store_.get(), &keys[index], ShardRange{}}, indexes[index], box,
+                          out + ByteOffset(touched.out_start, out_strides), out_strides,
+                          scratch.scratch());
+  });
 }
 
 void ZarrArray::Write(const NDArray& data, int max_threads) const {

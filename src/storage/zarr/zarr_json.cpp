@@ -96,7 +96,9 @@ Json ResolveHexFill(const Json& value, DType dtype, bool float16) {
     const std::optional<double> number =
         HexFloat(part.get_ref<const std::string&>(), float16 ? 2 : component.itemsize());
     if (!number) return part;
-    if (std::isnan(*number)) return "NaN";
+    // A NaN stays a number (not "NaN"), so that its payload reaches the fill value:
+    // zarr-python reads unwritten chunks of "0x7fc00001" as exactly those bits.
+    if (std::isnan(*number)) return *number;
     if (std::isinf(*number)) return *number > 0 ? "Infinity" : "-Infinity";
     return *number;
   };
@@ -177,7 +179,8 @@ ZarrAttributes ParseV3Attributes(const Json& document, std::size_t ndim, std::st
     for (const Json& name : *names) {
       if (!name.is_string() && !name.is_null()) Fail(where, "dimension_names", expected, *names);
       attributes.dimension_names.push_back(name.is_null() ? std::string() : name.get<std::string>());
-      any = any || name.is_string();
+      // An empty name is written as null, so names all empty or null are no names.
+      any = any || (name.is_string() && !name.get_ref<const std::string&>().empty());
     }
     if (!any) attributes.dimension_names.clear();
   }

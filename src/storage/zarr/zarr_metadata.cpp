@@ -78,6 +78,31 @@ std::optional<SizeProblem> CheckSizes(const ZarrMetadata& metadata) {
                                 : std::to_string(chunk_bytes) + " bytes"),
                        ShapeToString(metadata.chunks)};
   }
+  // Each sharding level's inner chunks per shard (shapes as the codec chain's checks
+  // leave them: a level of another rank is refused there).
+  Shape outer = metadata.chunks;
+  for (const ZarrCodecChain* chain = &metadata.codecs;
+       metadata.zarr_format == 3 && chain->sharding != nullptr;
+       chain = &chain->sharding->codecs) {
+    const Shape& inner = chain->sharding->chunk_shape;
+    if (inner.size() != outer.size()) break;
+    Index entries = 1;
+    for (std::size_t dim = 0; dim < inner.size(); ++dim) {
+      const Index per_dim = inner[dim] > 0 ? outer[dim] / inner[dim] : 0;
+      entries = per_dim != 0 && entries > kMaxInnerChunksPerShard / per_dim
+                    ? kMaxInnerChunksPerShard + 1
+                    : entries * per_dim;
+    }
+    if (entries > kMaxInnerChunksPerShard) {
+      return SizeProblem{"codecs",
+                         "shards of at most " + std::to_string(kMaxInnerChunksPerShard) +
+                             " inner chunks (an index of 64 MiB); shards " +
+                             ShapeToString(outer) + " of inner chunks " + ShapeToString(inner) +
+                             " hold more",
+                         ShapeToString(inner)};
+    }
+    outer = inner;
+  }
   return std::nullopt;
 }
 
@@ -223,12 +248,23 @@ std::string ZarrMetadataToJson(const ZarrMetadata& metadata) {
 
 namespace {
 
+// As written: any NaN equals any NaN, and 0.0 does not equal -0.0.
+bool SameNumber(double x, double y) {
+  return (std::isnan(x) && std::isnan(y)) ||
+         std::bit_cast<std::uint64_t>(x) == std::bit_cast<std::uint64_t>(y);
+}
+
 bool SameFill(const FillValue& a, const FillValue& b) {
   const double* x = std::get_if<double>(&a);
   const double* y = std::get_if<double>(&b);
-  if (x == nullptr || y == nullptr) return a == b;
-  return (std::isnan(*x) && std::isnan(*y)) ||
-         std::bit_cast<std::uint64_t>(*x) == std::bit_cast<std::uint64_t>(*y);
+  if (x != nullptr && y != nullptr) return SameNumber(*x, *y);
+  // A complex fill's parts compare the same way ([1.0, "NaN"] equals itself).
+  const std::complex<double>* u = std::get_if<std::complex<double>>(&a);
+  const std::complex<double>* v = std::get_if<std::complex<double>>(&b);
+  if (u != nullptr && v != nullptr) {
+    return SameNumber(u->real(), v->real()) && SameNumber(u->imag(), v->imag());
+  }
+  return a == b;
 }
 
 }  // namespace
