@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from bench_util import format_size, measure, read_files, stored_bytes
+from bench_util import format_size, measure, read_files
 
 PERIOD = 9973  # must match zarr_io_bench.cpp: element i holds (i % 9973) * 0.001
 STEP = 0.001
@@ -65,6 +65,16 @@ def make_data(shape):
         index = np.arange(start, min(start + FILL_BLOCK, flat.size), dtype=np.int64)
         flat[start:start + index.size] = (index % PERIOD) * STEP
     return data
+
+
+def stored_bytes(path):
+    """Bytes of the chunk (shard) files under `path`; metadata (.zarray, .zattrs,
+    zarr.json) left out."""
+    total = 0
+    for directory, _, files in os.walk(path):
+        total += sum(os.path.getsize(os.path.join(directory, name)) for name in files
+                     if not name.startswith(".") and name != "zarr.json")
+    return total
 
 
 # ---- child processes: one operation each ----------------------------------------------
@@ -275,7 +285,8 @@ def summarize(runs):
 
 def bench_case(args, fmt, codec, work, results, stored, described):
     case = os.path.join(work, f"{fmt}-{codec}")
-    os.makedirs(case, exist_ok=True)
+    shutil.rmtree(case, ignore_errors=True)  # nothing stale from an earlier run
+    os.makedirs(case)
     copies = {tool: os.path.join(case, f"{tool}.zarr") for tool in args.tools}
     reference = os.path.join(case, "zarr-python.zarr")
     try:
@@ -296,9 +307,7 @@ def bench_case(args, fmt, codec, work, results, stored, described):
                                      f"zarr-python reading {tool}'s {fmt} {codec}")
                     described[(fmt, codec, tool)] = check["described"]
         if "read" in args.ops:
-            if not os.path.exists(reference) or "zarr-python" not in args.tools \
-                    or "write" not in args.ops:
-                shutil.rmtree(reference, ignore_errors=True)
+            if not os.path.exists(reference):  # zarr-python did not write above
                 run_once(tool_command(args, "zarr-python", "write", fmt, codec, reference),
                          f"zarr-python write {fmt} {codec} (the readers' input)")
             read_files(reference)  # in the page cache for every reader alike
@@ -348,7 +357,7 @@ def print_tables(args, results, stored, described):
                     line += f" {best_peer / row['tessera']['seconds']:.2f}x |"
                 print(line)
     if stored:
-        print("\nStored bytes of each writer's copy (chunk files; metadata left out):\n")
+        print("\nStored bytes of each writer's copy (chunk or shard files; metadata left out):\n")
         print("| format | codec | " + " | ".join(args.tools) + " |")
         print("|---|---|" + "---:|" * len(args.tools))
         for fmt in args.formats:

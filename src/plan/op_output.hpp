@@ -70,6 +70,8 @@ class OpOutput : public StoredArray {
   // What the plan's op writing this output does (kind, task count, fingerprint): a
   // target records it so that a resume continues only the same work.
   virtual void SetWriterLayout(std::string) {}
+  // The inner chunks of an output stored sharded (its blocks are shards); empty otherwise.
+  virtual Shape InnerChunks() const { return {}; }
 };
 
 // The in-memory result of compute(): one NDArray of the whole shape, allocated by

@@ -44,6 +44,10 @@ std::string Destination(const OpInfo& info) {
     case Tier::kResult:
       return "the result in memory" + chunks;
     case Tier::kTarget:
+      if (!info.inner_chunks.empty()) {
+        return "the target in shards " + ShapeToString(info.chunks) + " of inner chunks " +
+               ShapeToString(info.inner_chunks) + " (a task writes whole shards)";
+      }
       return "the target" + chunks;
     case Tier::kNone:
       break;

@@ -42,6 +42,7 @@ RechunkOps MakeOps(const Node& rechunk, const RechunkLayout& layout, const Rechu
     info.shape = rechunk.shape();
     info.dtype = rechunk.dtype();
     info.tier = writing->tier();
+    info.inner_chunks = writing->InnerChunks();
     const CopyTraffic traffic = CountTraffic(rechunk.shape(), rechunk.dtype().itemsize(), step);
     info.chunk_reads = traffic.chunk_reads;
     info.chunk_writes = traffic.chunk_writes;

@@ -147,6 +147,7 @@ class RoundPlanner {
       output = make_partials_(number, info.shape, info.chunks);
     }
     info.tier = output->tier();
+    info.inner_chunks = output->InnerChunks();
     return std::make_shared<ReduceOp>(std::move(info), std::move(candidate), std::move(reader),
                                       output, spec_.reserved_mem);
   }

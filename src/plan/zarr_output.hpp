@@ -36,6 +36,9 @@ class ZarrOutput : public OpOutput {
   std::shared_ptr<const NDArray> Read(const Region& region) const override;
   std::int64_t ProjectRead(const Region& region) const override;
   Index BlocksTouched(const Region& region) const override;
+  Shape InnerChunks() const override {
+    return metadata_.sharded() ? metadata_.read_chunks() : Shape{};
+  }
 
  protected:
   // Opens the array at `path` of `store` when `keep_existing` and its metadata is this

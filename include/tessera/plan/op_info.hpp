@@ -67,6 +67,9 @@ struct OpInfo {
   std::int64_t bytes_in_memory = 0;  // of an intermediate's bytes, those held in RAM
   Shape task_shape;                  // the region one task writes (chunks, or a multiple)
   Shape input_chunks;                // a rechunk copy's input chunks (empty for others)
+  // A sharded Zarr target's inner chunks; `chunks` are then its shards, the unit its
+  // tasks write (one task per shard). Empty otherwise.
+  Shape inner_chunks;
   Shape disk_chunks;                 // an intermediate's chunks on disk, when not `chunks`
   // What the op's tasks move in all: stored chunks read (each decoded whole) and
   // written, and their decoded bytes. Rechunk copies count exactly; other ops count

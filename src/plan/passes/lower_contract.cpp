@@ -12,6 +12,7 @@ void LowerContract(PlanContext& context, const Node& node) {
   info.kind = OpKind::kContract;
   info.fused = {node.name()};
   info.tier = context.outputs.at(&node)->tier();
+  info.inner_chunks = context.outputs.at(&node)->InnerChunks();
   context.state->OpenGroup(OpGroupKind::kSingle, node.name());
   context.AppendOp(
       &node,

@@ -27,6 +27,7 @@ void LowerFusedGroup(PlanContext& context, const Node& node) {
   info.dtype = node.dtype();
   const std::shared_ptr<OpOutput>& output = context.outputs.at(&node);
   info.tier = output->tier();
+  info.inner_chunks = output->InnerChunks();
   context.state->OpenGroup(OpGroupKind::kSingle, node.name());
   context.AppendOp(&node, context.MakeFusedOp(node, members, output, std::move(info)),
                    group.stored);

@@ -13,6 +13,7 @@ OpInfo SingleNodeInfo(const PlanContext& context, const Node& node, OpKind kind)
   info.chunks = node.chunks();
   info.dtype = node.dtype();
   info.tier = context.outputs.at(&node)->tier();
+  info.inner_chunks = context.outputs.at(&node)->InnerChunks();
   return info;
 }
 

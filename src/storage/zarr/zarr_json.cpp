@@ -3,6 +3,7 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -120,7 +121,42 @@ FillValue ParseV3Fill(const Json& value, DType dtype, bool float16, std::string_
                                      where);
 }
 
-Json V3FillJson(const FillValue& fill, DType dtype) {
+// A NaN other than the quiet NaN ("NaN" reads back as that one) as v3's hex bit pattern
+// of an element of `bytes` (2, 4 or 8) bytes; nullopt for every other value.
+std::optional<std::string> NanPayloadText(double value, Index bytes) {
+  if (!std::isnan(value)) return std::nullopt;
+  char text[24];
+  if (bytes == 2) {
+    const std::uint16_t bits = zarr_detail::FloatToHalfBits(static_cast<float>(value));
+    if (bits == 0x7E00u) return std::nullopt;
+    std::snprintf(text, sizeof text, "0x%04x", static_cast<unsigned>(bits));
+  } else if (bytes == 4) {
+    const auto bits = std::bit_cast<std::uint32_t>(static_cast<float>(value));
+    if (bits == 0x7FC00000u) return std::nullopt;
+    std::snprintf(text, sizeof text, "0x%08x", static_cast<unsigned>(bits));
+  } else {
+    const auto bits = std::bit_cast<std::uint64_t>(value);
+    if (bits == 0x7FF8000000000000u) return std::nullopt;
+    std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(bits));
+  }
+  return std::string(text);
+}
+
+Json V3FillJson(const FillValue& fill, DType dtype, bool float16) {
+  const Index part_bytes = float16 ? 2 : (dtype.is_complex() ? dtype.itemsize() / 2 : dtype.itemsize());
+  if (const double* value = std::get_if<double>(&fill); value != nullptr && !dtype.is_complex()) {
+    if (std::optional<std::string> hex = NanPayloadText(*value, part_bytes)) return *hex;
+  }
+  if (const auto* value = std::get_if<std::complex<double>>(&fill)) {
+    const std::optional<std::string> real = NanPayloadText(value->real(), part_bytes);
+    const std::optional<std::string> imag = NanPayloadText(value->imag(), part_bytes);
+    if (real || imag) {
+      Json parts = zarr_detail::FillValueToJson(fill, dtype);
+      if (real) parts[0] = *real;
+      if (imag) parts[1] = *imag;
+      return parts;
+    }
+  }
   if (std::holds_alternative<std::monostate>(fill)) {
     // v3 has no null fill: the zero element, as zarr-python writes for a default fill.
     if (dtype.is_complex()) return Json::array({0.0, 0.0});
@@ -292,7 +328,8 @@ std::string ZarrJsonText(const ZarrMetadata& metadata, const ZarrAttributes& att
   document["chunk_key_encoding"] = {
       {"name", metadata.key_encoding == ChunkKeyEncoding::kV2 ? "v2" : "default"},
       {"configuration", {{"separator", std::string(1, metadata.dimension_separator)}}}};
-  document["fill_value"] = V3FillJson(metadata.fill_value, metadata.dtype);
+  document["fill_value"] =
+      V3FillJson(metadata.fill_value, metadata.dtype, metadata.float16_storage);
   document["codecs"] =
       zarr_detail::CodecChainToJson(metadata.codecs, zarr_detail::StoredElementType(metadata));
   Json values;
