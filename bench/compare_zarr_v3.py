@@ -266,11 +266,12 @@ def run_once(command, what):
     """Runs one operation in a fresh process; returns its JSON with peak_rss_bytes (the
     child's own, from wait4)."""
     os.sync()  # earlier runs' dirty pages are written back before this one is timed
-    code, stdout, stderr, _, peak_rss, _ = measure(command)
+    code, stdout, stderr, _, peak_rss, cpu = measure(command)
     if code != 0:
         sys.exit(f"{what} failed ({code}): {' '.join(command)}\n{stderr}")
     result = json.loads(stdout.strip().splitlines()[-1])
     result["peak_rss_bytes"] = peak_rss
+    result["cpu_seconds"] = cpu  # the whole process's (interpreter start and imports too)
     return result
 
 
@@ -278,6 +279,7 @@ def summarize(runs):
     """Median seconds of the runs, the largest peak RSS."""
     seconds = statistics.median(run["seconds"] for run in runs)
     return {"seconds": seconds, "runs": [run["seconds"] for run in runs],
+            "cpu_runs": [run["cpu_seconds"] for run in runs],
             "logical_bytes": runs[0]["logical_bytes"],
             "gbps": runs[0]["logical_bytes"] / 1e9 / seconds,
             "peak_rss_bytes": max(run["peak_rss_bytes"] for run in runs)}
@@ -356,6 +358,8 @@ def print_tables(args, results, stored, described):
                     best_peer = min(row[tool]["seconds"] for tool in row if tool != "tessera")
                     line += f" {best_peer / row['tessera']['seconds']:.2f}x |"
                 print(line)
+    if args.repeat > 1:
+        print_fastest(args, results)
     if stored:
         print("\nStored bytes of each writer's copy (chunk or shard files; metadata left out):\n")
         print("| format | codec | " + " | ".join(args.tools) + " |")
@@ -369,6 +373,28 @@ def print_tables(args, results, stored, described):
               "metadata as zarr-python sees it:\n")
         for (fmt, codec, tool), text in described.items():
             print(f"- {fmt} {codec} {tool}: {json.dumps(text)}")
+
+
+def print_fastest(args, results):
+    """The fastest run of each tool: less disturbed by other load than the median."""
+    print(f"\nFastest of the {args.repeat} runs of each tool, seconds (bold: the fastest "
+          "tool):\n")
+    ratio = "tessera" in args.tools and len(args.tools) > 1
+    print("| format | codec | op | " + " | ".join(args.tools) +
+          (" | Tessera vs best peer |" if ratio else " |"))
+    print("|---|---|---|" + "---:|" * (len(args.tools) + ratio))
+    for fmt in args.formats:
+        for codec in args.codecs:
+            for op in args.ops:
+                best = {tool: min(results[(fmt, codec, op, tool)]["runs"])
+                        for tool in args.tools}
+                fastest = min(best, key=best.get)
+                cells = [f"**{best[tool]:.3f}**" if tool == fastest else f"{best[tool]:.3f}"
+                         for tool in args.tools]
+                if ratio:
+                    peer = min(seconds for tool, seconds in best.items() if tool != "tessera")
+                    cells.append(f"{peer / best['tessera']:.2f}x")
+                print(f"| {fmt} | {codec} | {op} | " + " | ".join(cells) + " |")
 
 
 def find_bench():

@@ -1,9 +1,14 @@
 #!/usr/bin/python3
 """Writes the fuzzers' seed corpora (run with the Python that has numcodecs and zarr):
     /usr/bin/python3 fuzz/make_corpus.py
-corpus/metadata: .zarray and .zattrs documents written by zarr-python.
-corpus/chunk: numcodecs frames behind fuzz_chunk_decode's 7-byte header (see there).
+corpus/metadata: .zarray and .zattrs documents written by zarr-python (2.x), Zarr v3
+    zarr.json documents of arrays and groups copied from zarr-python 3's fixtures
+    (src/storage/zarr/testdata/v3, written by make_fixtures.py), and regression inputs.
+corpus/chunk: numcodecs frames behind fuzz_chunk_decode's 7-byte codec header, shards
+    (whole, or one inner chunk to splice) behind its 6-byte sharded-array header, and
+    shard indexes behind its 5-byte index header (the layouts: fuzz_chunk_decode.cpp).
 corpus/expression: calculator expressions (`tessera calc`), good and bad.
+Each seed is a few KB at most, so the repository stays small.
 """
 import os
 import shutil
@@ -15,11 +20,12 @@ import numpy as np
 import zarr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+V3_FIXTURES = os.path.join(HERE, "..", "src", "storage", "zarr", "testdata", "v3")
 CNAMES = ["lz4", "lz4hc", "zstd", "blosclz", "zlib"]
 
 
 def header(codec_index, param1, param2=0, param3=0, decoded_size=0, round_trip=False):
-    first = codec_index | (0x80 if round_trip else 0)
+    first = codec_index | (0x80 if round_trip else 0)  # fuzz_chunk_decode's codec modes
     return bytes([first, param1, param2, param3]) + struct.pack("<I", decoded_size)[:3]
 
 
@@ -83,6 +89,245 @@ def chunk_corpus():
               header(codec_index, 3, 5, 1 | (1 << 2), 0, round_trip=True) + counts[:512])
 
 
+# zarr.json documents of the v3 fixtures used as metadata seeds (fixture path -> seed
+# name): every data type family, fill values in hex and as NaN/Infinity, both key
+# encodings, transpose, every bytes-to-bytes codec, sharding (index at either end,
+# with and without crc32c, nested), documents Tessera refuses, and groups with and
+# without consolidated metadata.
+V3_METADATA_SEEDS = {
+    "bool_gzip_fill_true": "v3_bool_gzip",
+    "complex64_hex_fill": "v3_c64_hex_fill",
+    "complex128_nan_inf_fill_bigendian_gzip": "v3_c128_nan_inf_big",
+    "float16_hex_fill": "v3_f16_hex_fill",
+    "float32_hex_fill_nan_payload": "v3_f32_nan_payload",
+    "float64_neg_inf_fill_dims": "v3_f64_dims",
+    "int32_transpose_zstd_checksum_dims": "v3_i32_transpose_zstd",
+    "int64_3d_transpose_bigendian_blosc_zstd_bitshuffle": "v3_i64_blosc_bitshuffle",
+    "uint16_v2_slash_blosc_noshuffle": "v3_u16_v2_keys",
+    "uint32_0d": "v3_u32_0d",
+    "shard_u8_1d_gzip_index_nocrc": "v3_shard_u8_nocrc",
+    "shard_i16_transpose_bigendian_crc_index_start_bigendian": "v3_shard_i16_start_big",
+    "shard_f16_hex_fill_edge": "v3_shard_f16",
+    "shard_c128_dot_keys": "v3_shard_c128",
+    "shard_nested_i16": "v3_shard_nested",
+    "invalid_shard_not_divisible": "v3_bad_shard_not_divisible",
+    "invalid_unknown_codec": "v3_bad_unknown_codec",
+    "group_plain": "v3_group",
+    "group_consolidated": "v3_group_consolidated",
+}
+
+# Hand-written seeds: a float16 fill value no half holds (read back rounded to one).
+V3_METADATA_TEXTS = {
+    "v3_f16_fill_rounded": '{"zarr_format": 3, "node_type": "array", "shape": [4], '
+                           '"data_type": "float16", "chunk_grid": {"name": "regular", '
+                           '"configuration": {"chunk_shape": [2]}}, "fill_value": 0.1, '
+                           '"codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}',
+}
+
+# Inputs that once failed fuzz_zarr_metadata (kept as regression seeds; see the report
+# in the commit that added them).
+METADATA_REGRESSIONS = {
+    # A complex fill with a NaN part did not equal itself (ZarrMetadata's operator==).
+    "regress_complex_nan_fill": '{"zarr_format": 3, "node_type": "array", "shape": [5, 4], '
+                                '"data_type": "complex64", "chunk_grid": {"name": "regular", '
+                                '"configuration": {"chunk_shape": [2, 2]}}, '
+                                '"fill_value": ["0x3f800000", "0x7fc00001"], '
+                                '"codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}',
+    # "endian": "big" for a 1-byte type read back as little after writing.
+    "regress_u8_big_endian": '{"zarr_format": 3, "node_type": "array", "shape": [4], '
+                             '"data_type": "uint8", "chunk_grid": {"name": "regular", '
+                             '"configuration": {"chunk_shape": [2]}}, "fill_value": 0, '
+                             '"codecs": [{"name": "bytes", "configuration": {"endian": "big"}}]}',
+    # dimension_names [""] read back as no names after writing ([null]).
+    "regress_empty_dimension_name": '{"zarr_format": 3, "node_type": "array", "shape": [4], '
+                                    '"data_type": "uint8", "chunk_grid": {"name": "regular", '
+                                    '"configuration": {"chunk_shape": [2]}}, "fill_value": 0, '
+                                    '"codecs": ["bytes"], "dimension_names": [""]}',
+    # Two crc32c in index_codecs: zarr-python writes both (8 checksum bytes), Tessera's
+    # index layout had room for one; now refused when parsed.
+    "regress_index_two_crc32c": '{"zarr_format": 3, "node_type": "array", "shape": [4], '
+                                '"data_type": "uint8", "chunk_grid": {"name": "regular", '
+                                '"configuration": {"chunk_shape": [4]}}, "fill_value": 0, '
+                                '"codecs": [{"name": "sharding_indexed", "configuration": '
+                                '{"chunk_shape": [2], "codecs": ["bytes"], "index_codecs": '
+                                '[{"name": "bytes", "configuration": {"endian": "little"}}, '
+                                '"crc32c", "crc32c"]}}]}',
+    # A v2 complex128 array: the harness encoded its 16-byte fill into 8 bytes.
+    "regress_v2_c16": '{"chunks": [10, 25], "compressor": null, "dtype": "<c16", '
+                      '"fill_value": 0.0, "filters": null, "order": "C", "shape": [100, 50], '
+                      '"zarr_format": 2}',
+    # 2^40 inner chunks per shard: ZarrArray::Open allocated the write order of all (now
+    # refused when parsed: at most 2^22 inner chunks per shard).
+    "regress_huge_shard": '{"zarr_format": 3, "node_type": "array", "shape": [1099511627776], '
+                          '"data_type": "uint8", "chunk_grid": {"name": "regular", '
+                          '"configuration": {"chunk_shape": [1099511627776]}}, "fill_value": 0, '
+                          '"codecs": [{"name": "sharding_indexed", "configuration": '
+                          '{"chunk_shape": [1], "codecs": ["bytes"]}}]}',
+}
+
+
+def v3_metadata_corpus():
+    for fixture, name in V3_METADATA_SEEDS.items():
+        shutil.copy(os.path.join(V3_FIXTURES, fixture, "zarr.json"),
+                    os.path.join(HERE, "corpus", "metadata", name + ".json"))
+    shutil.copy(os.path.join(V3_FIXTURES, "group_consolidated", "sub", "zarr.json"),
+                os.path.join(HERE, "corpus", "metadata", "v3_subgroup.json"))
+    for name, text in {**V3_METADATA_TEXTS, **METADATA_REGRESSIONS}.items():
+        write("metadata", name + ".json", text.encode())
+
+
+# ---- Shards for fuzz_chunk_decode's sharded-array and shard-index modes ----
+
+def _crc32c_table():
+    table = []
+    for byte in range(256):
+        crc = byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+        table.append(crc)
+    return table
+
+
+CRC32C_TABLE = _crc32c_table()
+
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc = (crc >> 8) ^ CRC32C_TABLE[(crc ^ byte) & 0xFF]
+    return crc ^ 0xFFFFFFFF
+
+
+# fuzz_chunk_decode's kGeometries (shape, shard, middle, leaf) and kDTypes (numpy dtype,
+# stored item size; code 6 is float32 stored as float16).
+GEOMETRIES = [
+    ((13,), (8,), (4,), (2,)),
+    ((7, 9), (4, 6), (2, 6), (2, 3)),
+    ((3, 5, 4), (2, 4, 4), (2, 2, 4), (1, 2, 2)),
+    ((), (), (), ()),
+]
+DTYPES = ["u1", "b1", "i2", "i4", "f4", "f8", "f2", "c8"]
+INNER_NONE, INNER_ZSTD, INNER_BLOSC, INNER_CRC = range(4)
+
+
+class ShardLayout:
+    def __init__(self, dtype=0, geometry=1, at_end=True, checksum=True, index_big=False,
+                 inner=INNER_NONE, crc_after=False, nested=False, big=False, transpose=False):
+        self.__dict__.update(locals())
+        del self.__dict__["self"]
+
+    def header(self, splice=False, fix=False, threads2=False, shard=0, entry=0, region=0):
+        byte1 = (self.at_end | self.checksum << 1 | self.index_big << 2 | self.inner << 3 |
+                 self.crc_after << 5 | self.nested << 6 | splice << 7)
+        byte2 = self.dtype | self.geometry << 3 | self.big << 5 | fix << 6 | threads2 << 7
+        byte3 = shard | self.transpose << 4
+        return bytes([0x40, byte1, byte2, byte3, entry, region])
+
+    def index(self, entries):
+        """A shard's index of (offset, nbytes) pairs, then its crc32c."""
+        order = ">" if self.index_big else "<"
+        pairs = b"".join(struct.pack(order + "QQ", *pair) for pair in entries)
+        return pairs + (struct.pack("<I", crc32c(pairs)) if self.checksum else b"")
+
+    def shard(self, chunks):
+        """A shard holding encoded inner `chunks` (None: empty) in order, with its index."""
+        index_size = 16 * len(chunks) + (4 if self.checksum else 0)
+        offset = 0 if self.at_end else index_size
+        entries, data = [], b""
+        for chunk in chunks:
+            if chunk is None:
+                entries.append((2**64 - 1, 2**64 - 1))
+                continue
+            entries.append((offset + len(data), len(chunk)))
+            data += chunk
+        index = self.index(entries)
+        return data + index if self.at_end else index + data
+
+    def leaf(self, values):
+        """One innermost chunk of `values` (its full shape), encoded."""
+        stored = np.dtype(DTYPES[self.dtype]).newbyteorder(">" if self.big else "<")
+        array = values.astype(stored)
+        if self.transpose:
+            array = array.T
+        raw = np.ascontiguousarray(array).tobytes()
+        if self.inner == INNER_ZSTD:
+            raw = numcodecs.Zstd(level=3).encode(raw)
+        elif self.inner == INNER_BLOSC:
+            raw = numcodecs.Blosc(cname="lz4", clevel=5, shuffle=1).encode(
+                np.frombuffer(raw, dtype="u%d" % stored.itemsize))
+        if self.inner == INNER_CRC or self.crc_after:
+            raw = bytes(raw) + struct.pack("<I", crc32c(raw))
+        return bytes(raw)
+
+    def whole_shard(self, seed):
+        """Shard c/0/... (all inside the array) of values from `seed`: an index and every
+        inner chunk, the first left empty."""
+        _, shard, middle, leaf = GEOMETRIES[self.geometry]
+        rng = np.random.default_rng(seed)
+
+        def leaves(shape):
+            grid = [s // c for s, c in zip(shape, leaf)]
+            count = int(np.prod(grid)) if grid else 1
+            return [self.leaf(rng.integers(0, 100, size=leaf)) for _ in range(count)]
+
+        if not self.nested:
+            chunks = leaves(shard)
+            chunks[0] = None
+            return self.shard(chunks)
+        outer = [self.shard(leaves(middle)) for _ in range(
+            int(np.prod([s // m for s, m in zip(shard, middle)])) if shard else 1)]
+        return self.shard(outer)
+
+
+def shard_corpus():
+    whole = {
+        "shard_i2_end_crc_zstd": ShardLayout(dtype=2, inner=INNER_ZSTD),
+        "shard_f4_1d_start_blosc": ShardLayout(dtype=4, geometry=0, at_end=False,
+                                               checksum=False, inner=INNER_BLOSC),
+        "shard_u1_3d_bigindex_crc": ShardLayout(dtype=0, geometry=2, index_big=True,
+                                                inner=INNER_CRC),
+        "shard_f8_0d": ShardLayout(dtype=5, geometry=3),
+        "shard_i2_nested_zstd_crc": ShardLayout(dtype=2, nested=True, inner=INNER_ZSTD,
+                                                crc_after=True),
+        "shard_c8_1d_start_big": ShardLayout(dtype=7, geometry=0, at_end=False, big=True),
+        "shard_f2_zstd_transpose": ShardLayout(dtype=6, inner=INNER_ZSTD, transpose=True),
+        "shard_b1_1d": ShardLayout(dtype=1, geometry=0, checksum=False),
+    }
+    for seed, (name, layout) in enumerate(whole.items()):
+        write("chunk", name, layout.header(region=seed * 37 % 256) + layout.whole_shard(seed))
+    # Splice mode: one inner chunk (a nested shard for nested sharding) in a valid shard.
+    rng = np.random.default_rng(1)
+    layout = ShardLayout(dtype=3, inner=INNER_ZSTD, crc_after=True)
+    write("chunk", "splice_i4_zstd_crc", layout.header(splice=True, entry=1, region=5) +
+          layout.leaf(rng.integers(-50, 50, size=(2, 3))))
+    layout = ShardLayout(dtype=4, geometry=2, inner=INNER_CRC, transpose=True)
+    write("chunk", "splice_f4_3d_crc_transpose",
+          layout.header(splice=True, threads2=True, entry=3, region=9) +
+          layout.leaf(rng.normal(size=(1, 2, 2))))
+    layout = ShardLayout(dtype=0, geometry=0, nested=True, inner=INNER_BLOSC, at_end=False)
+    write("chunk", "splice_u1_nested_blosc",
+          layout.header(splice=True, threads2=True, shard=1, entry=1, region=3) +
+          layout.shard([layout.leaf(rng.integers(0, 9, size=(2,))) for _ in range(2)]))
+    # Shard index mode: a valid index (crc32c, at the end) of a shard with room for it,
+    # and builder round trips.
+    layout = ShardLayout(checksum=True)
+    entries = [(0, 10), (2**64 - 1, 2**64 - 1), (10, 0), (10, 30)]
+    write("chunk", "index_end_crc", bytes([0xC0, 0x03 | 1 << 5, 4, 40, 0]) + layout.index(entries))
+    layout = ShardLayout(checksum=False, at_end=False, index_big=True)
+    entries = [(48, 5), (53, 7), (2**64 - 1, 2**64 - 1)]
+    write("chunk", "index_start_big", bytes([0xC0, 0x04 | 1 << 5, 3, 12, 0]) + layout.index(entries))
+    write("chunk", "builder_end_crc", bytes([0xC0, 0x13, 9, 0, 0]) +
+          bytes([0x20, 0x85, 0x00, 0x80, 0xFF, 0x83, 0x01, 0x90, 0x81, 0x02]))
+    write("chunk", "builder_start", bytes([0xC0, 0x10, 5, 0, 0]) + bytes([0x00, 0x81, 0x82]))
+    # Regressions: ShardIndex::Decode accepted an index larger than its shard (an 8-byte
+    # shard, index at the end: its data bytes wrapped around below zero), and the input
+    # the fuzzer found (a negative shard size).
+    write("chunk", "regress_index_larger_than_shard",
+          bytes([0xC0, 0x01, 1, 8, 0]) + struct.pack("<QQ", 0, 4))
+    write("chunk", "regress_index_negative_shard_size",
+          bytes.fromhex("ff64617268675f696e3200000000000000675f817d"))
+
+
 EXPRESSIONS = {
     "dew_point": "td = ((1/273) - 0.0001844*log(0.611*exp(5423*((1/273)-(1/t2)))*rh/100/0.611))**-1",
     "power_signs": "-x**2 + x**-1 - 2**3**2 + ~m",
@@ -104,5 +349,7 @@ if __name__ == "__main__":
     for folder in ("metadata", "chunk", "expression"):
         os.makedirs(os.path.join(HERE, "corpus", folder), exist_ok=True)
     metadata_corpus()
+    v3_metadata_corpus()
     chunk_corpus()
+    shard_corpus()
     expression_corpus()

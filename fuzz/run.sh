@@ -41,10 +41,13 @@ for entry in "${targets[@]}"; do
   artifacts="$build_dir/fuzz-artifacts/$target"
   mkdir -p "$artifacts" "$scratch/$target"
   cp -r "$source_dir/corpus/$corpus/." "$scratch/$target/"
+  # A target's dictionary (fuzz/<corpus>.dict), when it has one: tokens its inputs use.
+  dict=()
+  if [ -f "$source_dir/$corpus.dict" ]; then dict=(-dict="$source_dir/$corpus.dict"); fi
   echo "== $target: ${seconds}s on a copy of fuzz/corpus/$corpus"
   # -timeout: one input running 25 s is a hang, not a slow case.
   "$binary" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 -timeout=25 \
-    -print_final_stats=1 -artifact_prefix="$artifacts/" "$scratch/$target" \
+    -print_final_stats=1 "${dict[@]}" -artifact_prefix="$artifacts/" "$scratch/$target" \
     > "$scratch/$target.log" 2>&1
   status=$?
   tail -n 25 "$scratch/$target.log"
