@@ -17,12 +17,30 @@ def format_size(num_bytes, digits=2):
 
 
 def stored_bytes(path):
-    """Bytes of the chunk files under `path` (metadata files, starting with '.', left out)."""
+    """Bytes of the chunk (shard) files under `path`; metadata (.zarray, .zattrs, zarr.json)
+    and other files starting with '.' left out."""
     total = 0
     for directory, _, files in os.walk(path):
         total += sum(os.path.getsize(os.path.join(directory, name))
-                     for name in files if not name.startswith("."))
+                     for name in files if not name.startswith(".") and name != "zarr.json")
     return total
+
+
+# The float64 array every Zarr I/O benchmark writes: element i (C order) holds
+# (i % 9973) * 0.001, as zarr_io_bench.cpp writes it.
+PERIOD = 9973
+STEP = 0.001
+FILL_BLOCK = 1 << 22  # elements generated at a time, so generation adds little to RSS
+
+
+def make_data(shape):
+    import numpy as np
+    data = np.empty(shape, dtype="<f8")
+    flat = data.reshape(-1)
+    for start in range(0, flat.size, FILL_BLOCK):
+        index = np.arange(start, min(start + FILL_BLOCK, flat.size), dtype=np.int64)
+        flat[start:start + index.size] = (index % PERIOD) * STEP
+    return data
 
 
 def read_files(path):

@@ -21,11 +21,8 @@ import sys
 import tempfile
 import time
 
-from bench_util import format_size, peak_rss_bytes, stored_bytes
+from bench_util import format_size, make_data, peak_rss_bytes, stored_bytes
 
-PERIOD = 9973  # must match zarr_io_bench.cpp: element i holds (i % 9973) * 0.001
-STEP = 0.001
-FILL_BLOCK = 1 << 22  # elements generated at a time, so generation adds little to RSS
 
 # codec name -> (zarr_io_bench --codec, a function building the numcodecs compressor)
 CODECS = {
@@ -39,16 +36,6 @@ CODECS = {
     "none": ("none", lambda numcodecs: None),
 }
 
-
-
-def make_data(shape):
-    import numpy as np
-    data = np.empty(shape, dtype="<f8")
-    flat = data.reshape(-1)
-    for start in range(0, flat.size, FILL_BLOCK):
-        index = np.arange(start, min(start + FILL_BLOCK, flat.size), dtype=np.int64)
-        flat[start:start + index.size] = (index % PERIOD) * STEP
-    return data
 
 
 # ---- child processes: one operation each, reporting their own peak RSS ---------------

@@ -24,11 +24,8 @@ import sys
 import tempfile
 import time
 
-from bench_util import format_size, measure, read_files
+from bench_util import format_size, make_data, measure, read_files, stored_bytes
 
-PERIOD = 9973  # must match zarr_io_bench.cpp: element i holds (i % 9973) * 0.001
-STEP = 0.001
-FILL_BLOCK = 1 << 22  # elements generated at a time, so generation adds little to RSS
 
 FORMATS = ("v2", "v3", "v3-sharded")
 TOOLS = ("tessera", "zarr-python", "zarrs", "tensorstore")
@@ -55,26 +52,6 @@ CODECS = {
 
 def parse_shape(text):
     return [int(extent) for extent in text.split(",")]
-
-
-def make_data(shape):
-    import numpy as np
-    data = np.empty(shape, dtype="<f8")
-    flat = data.reshape(-1)
-    for start in range(0, flat.size, FILL_BLOCK):
-        index = np.arange(start, min(start + FILL_BLOCK, flat.size), dtype=np.int64)
-        flat[start:start + index.size] = (index % PERIOD) * STEP
-    return data
-
-
-def stored_bytes(path):
-    """Bytes of the chunk (shard) files under `path`; metadata (.zarray, .zattrs,
-    zarr.json) left out."""
-    total = 0
-    for directory, _, files in os.walk(path):
-        total += sum(os.path.getsize(os.path.join(directory, name)) for name in files
-                     if not name.startswith(".") and name != "zarr.json")
-    return total
 
 
 # ---- child processes: one operation each ----------------------------------------------

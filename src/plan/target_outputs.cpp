@@ -200,10 +200,16 @@ class ZarrTargetOutput : public ZarrOutput {
   // Writes the consolidated metadata of the group at `group` in `store`, the array now
   // being in it, when asked to or when the group has some already (it would hide the
   // array from readers that trust it).
+  // A parent whose metadata is not Zarr's (a stray zarr.json) is no group to update,
+  // unless consolidation was asked for.
   void UpdateGroupMetadata(Store& store, const std::string& group) const {
-    if (!IsZarrGroup(store, group)) return;
-    if (target_.consolidated || HasConsolidatedMetadata(store, group)) {
-      ConsolidateZarrGroup(store, group);
+    try {
+      if (!IsZarrGroup(store, group)) return;
+      if (target_.consolidated || HasConsolidatedMetadata(store, group)) {
+        ConsolidateZarrGroup(store, group);
+      }
+    } catch (const FormatError&) {
+      if (target_.consolidated) throw;
     }
   }
 

@@ -120,6 +120,19 @@ std::optional<Index> AsIndex(const Json& value) {
   return std::nullopt;
 }
 
+Shape ParseExtents(const Json& value, std::string_view key, std::string_view where, Index min,
+                   std::string_view expected) {
+  if (!value.is_array()) Fail(where, key, expected, value);
+  Shape extents;
+  extents.reserve(value.size());
+  for (const Json& element : value) {
+    const std::optional<Index> extent = AsIndex(element);
+    if (!extent || *extent < min) Fail(where, key, expected, value);
+    extents.push_back(*extent);
+  }
+  return extents;
+}
+
 std::string DumpOrThrow(const Json& document, std::string_view what) {
   try {
     return document.dump(4, ' ', /*ensure_ascii=*/true);

@@ -45,6 +45,11 @@ const Json& Require(const Json& object, std::string_view key, std::string_view w
 // The value of a JSON integer that fits Index; nullopt for anything else (floats too).
 std::optional<Index> AsIndex(const Json& value);
 
+// A list of integers >= `min` (a shape, chunk or shard shape); FormatError naming `key`
+// with `expected` otherwise.
+Shape ParseExtents(const Json& value, std::string_view key, std::string_view where, Index min,
+                   std::string_view expected);
+
 // `document` in zarr-python's layout (keys sorted, indent 4, non-ASCII escaped);
 // InvalidArgument naming `what` when it cannot be written (invalid UTF-8 in a string).
 std::string DumpOrThrow(const Json& document, std::string_view what);

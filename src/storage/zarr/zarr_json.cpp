@@ -26,6 +26,7 @@ using zarr_detail::Fail;
 using zarr_detail::FailText;
 using zarr_detail::Find;
 using zarr_detail::Json;
+using zarr_detail::ParseExtents;
 using zarr_detail::Require;
 
 // v3 data type names of Tessera's dtypes (the spec's core types).
@@ -57,17 +58,6 @@ std::string_view DataTypeNameOf(DType dtype) {
   throw InvalidArgument("dtype " + std::string(dtype.name()) + " has no Zarr v3 data type");
 }
 
-Shape ParseExtents(const Json& value, std::string_view key, std::string_view where, Index min,
-                   std::string_view expected) {
-  if (!value.is_array()) Fail(where, key, expected, value);
-  Shape extents;
-  for (const Json& element : value) {
-    const std::optional<Index> extent = AsIndex(element);
-    if (!extent || *extent < min) Fail(where, key, expected, value);
-    extents.push_back(*extent);
-  }
-  return extents;
-}
 
 // A hex bit pattern ("0x7fc00000") of a float of `bytes` bytes (2, 4 or 8), as a
 // double; nullopt when `text` is not one.

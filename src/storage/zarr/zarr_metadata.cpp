@@ -24,20 +24,8 @@ using zarr_detail::Fail;
 using zarr_detail::FailText;
 using zarr_detail::Find;
 using zarr_detail::Json;
+using zarr_detail::ParseExtents;
 using zarr_detail::Require;
-
-Shape ParseExtents(const Json& value, std::string_view key, std::string_view where, Index min,
-                   std::string_view expected) {
-  if (!value.is_array()) Fail(where, key, expected, value);
-  Shape extents;
-  extents.reserve(value.size());
-  for (const Json& element : value) {
-    std::optional<Index> extent = AsIndex(element);
-    if (!extent || *extent < min) Fail(where, key, expected, value);
-    extents.push_back(*extent);
-  }
-  return extents;
-}
 
 }  // namespace
 
