@@ -120,6 +120,21 @@ std::optional<Index> AsIndex(const Json& value) {
   return std::nullopt;
 }
 
+Json ParseAttributesObject(std::string_view other_json) {
+  Json values;
+  try {
+    values = Json::parse(other_json);
+  } catch (const Json::exception& error) {
+    throw InvalidArgument("ZarrAttributes::other_json is not valid JSON: " +
+                          std::string(error.what()));
+  }
+  if (!values.is_object()) {
+    throw InvalidArgument("ZarrAttributes::other_json must be a JSON object, found " +
+                          Render(values));
+  }
+  return values;
+}
+
 Shape ParseExtents(const Json& value, std::string_view key, std::string_view where, Index min,
                    std::string_view expected) {
   if (!value.is_array()) Fail(where, key, expected, value);

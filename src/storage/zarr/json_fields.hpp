@@ -45,6 +45,9 @@ const Json& Require(const Json& object, std::string_view key, std::string_view w
 // The value of a JSON integer that fits Index; nullopt for anything else (floats too).
 std::optional<Index> AsIndex(const Json& value);
 
+// ZarrAttributes::other_json as a JSON object; InvalidArgument when it is not one.
+Json ParseAttributesObject(std::string_view other_json);
+
 // A list of integers >= `min` (a shape, chunk or shard shape); FormatError naming `key`
 // with `expected` otherwise.
 Shape ParseExtents(const Json& value, std::string_view key, std::string_view where, Index min,

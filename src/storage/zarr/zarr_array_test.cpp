@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "region_reference.hpp"
 #include "temp_dir.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/storage/codec.hpp"
@@ -29,6 +30,9 @@
 
 namespace tessera {
 namespace {
+
+using testing::RandomRegion;
+using testing::Slice;
 
 namespace fs = std::filesystem;
 
@@ -57,34 +61,6 @@ NDArray RandomArray(const Shape& shape, DType dtype, std::mt19937_64& rng) {
     byte = static_cast<std::byte>(dtype == bool_ ? rng() % 2 : rng() & 0xff);
   }
   return array;
-}
-
-// array[region], element by element: the reference for every region read.
-NDArray Slice(const NDArray& array, const Region& region) {
-  NDArray out(region.shape, array.dtype());
-  const auto itemsize = static_cast<std::size_t>(array.dtype().itemsize());
-  const Shape strides = CStrides(array.shape());
-  for (Index linear = 0; linear < out.size(); ++linear) {
-    const Shape position = UnravelIndex(linear, region.shape);
-    Index source = 0;
-    for (std::size_t dim = 0; dim < position.size(); ++dim) {
-      source += (position[dim] + region.start[dim]) * strides[dim];
-    }
-    std::memcpy(out.mutable_bytes().data() + static_cast<std::size_t>(linear) * itemsize,
-                array.bytes().data() + static_cast<std::size_t>(source) * itemsize, itemsize);
-  }
-  return out;
-}
-
-Region RandomRegion(const Shape& shape, std::mt19937_64& rng) {
-  Region region{Shape(shape.size()), Shape(shape.size())};
-  for (std::size_t dim = 0; dim < shape.size(); ++dim) {
-    const auto extent = static_cast<std::uint64_t>(shape[dim]);
-    region.start[dim] = static_cast<Index>(rng() % (extent + 1));
-    region.shape[dim] =
-        static_cast<Index>(rng() % (extent - static_cast<std::uint64_t>(region.start[dim]) + 1));
-  }
-  return region;
 }
 
 FillValue DefaultFill(DType dtype) {

@@ -34,17 +34,7 @@ ZarrAttributes ParseZarrAttributes(std::string_view json, std::string_view where
 }
 
 std::string ZarrAttributesToJson(const ZarrAttributes& attributes) {
-  Json document;
-  try {
-    document = Json::parse(attributes.other_json);
-  } catch (const Json::exception& error) {
-    throw InvalidArgument("ZarrAttributes::other_json is not valid JSON: " +
-                          std::string(error.what()));
-  }
-  if (!document.is_object()) {
-    throw InvalidArgument("ZarrAttributes::other_json must be a JSON object, found " +
-                          zarr_detail::Render(document));
-  }
+  Json document = zarr_detail::ParseAttributesObject(attributes.other_json);
   if (!attributes.dimension_names.empty()) {
     document[std::string(kDimensionsKey)] = attributes.dimension_names;
   }

@@ -322,18 +322,7 @@ std::string ZarrJsonText(const ZarrMetadata& metadata, const ZarrAttributes& att
       V3FillJson(metadata.fill_value, metadata.dtype, metadata.float16_storage);
   document["codecs"] =
       zarr_detail::CodecChainToJson(metadata.codecs, zarr_detail::StoredElementType(metadata));
-  Json values;
-  try {
-    values = Json::parse(attributes.other_json);
-  } catch (const Json::exception& error) {
-    throw InvalidArgument("ZarrAttributes::other_json is not valid JSON: " +
-                          std::string(error.what()));
-  }
-  if (!values.is_object()) {
-    throw InvalidArgument("ZarrAttributes::other_json must be a JSON object, found " +
-                          zarr_detail::Render(values));
-  }
-  document["attributes"] = std::move(values);
+  document["attributes"] = zarr_detail::ParseAttributesObject(attributes.other_json);
   if (!attributes.dimension_names.empty()) {
     Json names = Json::array();
     for (const std::string& name : attributes.dimension_names) {
