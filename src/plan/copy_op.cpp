@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <numeric>
 #include <utility>
+#include <vector>
 
 #include "region_copy.hpp"
+#include "tessera/core/touched_blocks.hpp"
 
 namespace tessera::planner {
 namespace {
@@ -117,9 +119,22 @@ std::int64_t CopyOp::projected_mem(std::int64_t task) const {
     const std::int64_t copy = input_->SharesRead(region) ? ShapeSize(region.shape) * itemsize : 0;
     return reserved_mem_ + held + copy + output_->ProjectWrite(task_grid_.BlockIndex(task));
   }
-  ForEachTouchedBlock(output_grid_, region, [&](const Shape& block) {
+  auto block_peak = [&](const Shape& block) {
     const std::int64_t block_bytes = ShapeSize(output_grid_.BlockShape(block)) * itemsize;
     peak = std::max(peak, held + block_bytes + output_->ProjectWrite(block));
+    return block_bytes;
+  };
+  // The output keeps a prefix of its blocks (OpOutput::KeepsBlock): when it keeps
+  // none of the region's, `held` stays put and the blocks' peaks depend on their shapes
+  // alone, so one block of each kind gives the peak (planning time does not grow with
+  // the blocks a task writes).
+  const std::vector<Shape> kinds = DistinctTouchedBlocks(output_grid_, region);
+  if (!kinds.empty() && !output_->KeepsBlock(kinds.front())) {
+    for (const Shape& block : kinds) block_peak(block);
+    return reserved_mem_ + peak;
+  }
+  ForEachTouchedBlock(output_grid_, region, [&](const Shape& block) {
+    const std::int64_t block_bytes = block_peak(block);
     if (output_->KeepsBlock(block)) held += block_bytes;
   });
   return reserved_mem_ + peak;

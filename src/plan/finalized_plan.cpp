@@ -7,6 +7,7 @@
 #include "finalized_plan_state.hpp"
 #include "rechunk_description.hpp"
 #include "reduction_description.hpp"
+#include "request_cost.hpp"
 #include "smallest_budget.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
@@ -215,9 +216,24 @@ std::string FinalizedPlan::summary() const {
       << format_bytes(spec.reserved_mem) << ")\n";
   if (state_->allowed_mem_was_auto) {
     out << "allowed_mem auto: " << format_bytes(spec.allowed_mem) << " (" << spec.allowed_mem
-        << " bytes), the smallest found that runs this plan without moving more than "
-        << static_cast<int>(kAutoIoSlack * 100) << "% more bytes than with all the memory ("
+        << " bytes), the smallest found that runs this plan with I/O within "
+        << static_cast<int>(kAutoIoSlack * 100)
+        << "% of the plan with all the memory (decoded bytes, and "
+        << format_bytes(static_cast<std::int64_t>(planner::kDirectoryRequestCost.request_bytes))
+        << " a request) and intermediate chunks on disk of at least "
+        << format_bytes(planner::kDirectoryRequestCost.chunk_floor) << " (or the data's own) ("
         << state_->budget_plans << " trial plans)\n";
+    const FinalizedPlan::State::PassedOverBudget& cheaper = state_->passed_over;
+    if (cheaper.allowed_mem > 0) {
+      out << "  a smaller budget costs requests: at " << format_bytes(cheaper.allowed_mem)
+          << " this plan needs " << planner::Grouped(cheaper.requests) << " I/O operations";
+      if (cheaper.smallest_disk_chunk > 0) {
+        out << " (intermediate chunks of " << format_bytes(cheaper.smallest_disk_chunk)
+            << " on disk)";
+      }
+      out << ", against " << planner::Grouped(planner::PlanRequests(state_->infos)) << " at "
+          << format_bytes(spec.allowed_mem) << "\n";
+    }
   }
   for (const std::string& warning : state_->warnings) out << "warning: " << warning << '\n';
   const bool sized = !spec.memory_tiers.empty();

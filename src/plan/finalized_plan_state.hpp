@@ -65,6 +65,15 @@ struct FinalizedPlan::State {
   std::filesystem::path work_directory;  // disk intermediates ("" = none)
   bool allowed_mem_was_auto = false;     // spec.allowed_mem chosen by the search
   int budget_plans = 1;                  // plans built to choose it
+  // With allowed_mem "auto": the smallest budget the search planned at but passed over
+  // for its I/O (planner::PlanWithSmallestBudget), and what that plan would cost;
+  // allowed_mem 0 when none was.
+  struct PassedOverBudget {
+    std::int64_t allowed_mem = 0;
+    std::int64_t requests = 0;             // chunk reads and writes
+    std::int64_t smallest_disk_chunk = 0;  // bytes; 0: nothing on disk
+  };
+  PassedOverBudget passed_over;
   // The budget the plan's budget-dependent choices were made for (>= spec.allowed_mem).
   std::int64_t choice_budget = 0;
   // What the plan does against the spec's limits because an option allowed it.

@@ -6,6 +6,7 @@
 #include "op_output.hpp"
 #include "region_copy.hpp"
 #include "tessera/core/errors.hpp"
+#include "tessera/core/touched_blocks.hpp"
 #include "tessera/storage/directory_store.hpp"
 #include "work_directory.hpp"
 #include "zarr_output.hpp"
@@ -138,11 +139,12 @@ class SplitTierOutput : public OpOutput {
   std::int64_t ProjectWrite(const Shape& block) const override {
     if (InMemory(block)) return memory_->ProjectWrite(block);
     if (disk_grid_.chunks() == grid_.chunks()) return disk_->ProjectWrite(block);
+    // Each stored piece's figure depends on its shape alone: one piece of each kind.
     std::int64_t peak = 0;
-    ForEachTouchedBlock(disk_grid_, grid_.BlockRegion(block), [&](const Shape& stored) {
+    for (const Shape& stored : DistinctTouchedBlocks(disk_grid_, grid_.BlockRegion(block))) {
       peak = std::max(
           peak, RegionBytes(disk_grid_.BlockRegion(stored), dtype_) + disk_->ProjectWrite(stored));
-    });
+    }
     return peak;
   }
   bool KeepsBlock(const Shape& block) const override { return InMemory(block); }
@@ -166,11 +168,13 @@ class SplitTierOutput : public OpOutput {
   }
   std::int64_t ProjectRead(const Region& region) const override {
     if (const OpOutput* part = SinglePart(region)) return part->ProjectRead(region);
+    // Across both parts: each block's piece read from either part, one piece of each
+    // kind (a bound: a kind may lie in one part only).
     std::int64_t piece_peak = 0;
-    ForEachTouchedBlock(grid_, region, [&](const Shape& block) {
+    for (const Shape& block : DistinctTouchedBlocks(grid_, region)) {
       const Region piece = Intersect(grid_.BlockRegion(block), region);
-      piece_peak = std::max(piece_peak, Part(block).ProjectRead(piece));
-    });
+      piece_peak = std::max({piece_peak, memory_->ProjectRead(piece), disk_->ProjectRead(piece)});
+    }
     return RegionBytes(region, dtype_) + piece_peak;
   }
   Index BlocksTouched(const Region& region) const override {
@@ -185,18 +189,19 @@ class SplitTierOutput : public OpOutput {
   bool InMemory(const Shape& block) const { return grid_.LinearIndex(block) < blocks_in_memory_; }
   OpOutput& Part(const Shape& block) const { return InMemory(block) ? *memory_ : *disk_; }
   // The part holding every block `region` touches, or null when it spans both.
+  // The blocks in RAM come first in C order, so the region's first block (the one with
+  // the lowest position) and its last (the highest) say which parts it touches.
   const OpOutput* SinglePart(const Region& region) const {
-    bool in_memory = false;
-    bool on_disk = false;
-    ForEachTouchedBlock(grid_, region, [&](const Shape& block) {
-      if (InMemory(block)) {
-        in_memory = true;
-      } else {
-        on_disk = true;
-      }
-    });
-    if (in_memory == on_disk) return nullptr;
-    return in_memory ? memory_.get() : disk_.get();
+    if (ShapeSize(region.shape) == 0) return nullptr;
+    Shape first(region.shape.size());
+    Shape last(region.shape.size());
+    for (std::size_t d = 0; d < region.shape.size(); ++d) {
+      first[d] = region.start[d] / grid_.chunks()[d];
+      last[d] = (region.start[d] + region.shape[d] - 1) / grid_.chunks()[d];
+    }
+    if (!InMemory(first)) return disk_.get();
+    if (InMemory(last)) return memory_.get();
+    return nullptr;
   }
 
   ChunkGrid grid_;

@@ -63,7 +63,10 @@ class OpOutput : public StoredArray {
   virtual void Write(const Shape& block, NDArray data) = 0;
   // Bytes Write(block) allocates besides `data`.
   virtual std::int64_t ProjectWrite(const Shape& block) const = 0;
-  // Does Write(block) keep `data` itself (an intermediate's block held in RAM)?
+  // Does Write(block) keep `data` itself (an intermediate's block held in RAM)? True of
+  // a prefix of the blocks in C order (all, none or the first N), and ProjectWrite of a
+  // block not kept depends on the block's shape alone: projections visit one block of
+  // each kind (DistinctTouchedBlocks) where no block is kept.
   virtual bool KeepsBlock(const Shape& block) const = 0;
   virtual void Commit() = 0;
   virtual void Release() = 0;

@@ -9,20 +9,6 @@
 namespace tessera::planner {
 namespace {
 
-// 1234567 -> "1,234,567".
-std::string Grouped(std::int64_t value) {
-  // Copied into a new string, a comma before every third digit from the right: GCC 12
-  // at -O3 misreads an insert into `digits` as an overlapping memcpy (-Wrestrict).
-  const std::string digits = std::to_string(value);
-  std::string grouped;
-  grouped.reserve(digits.size() + digits.size() / 3);
-  for (std::size_t at = 0; at < digits.size(); ++at) {
-    if (at > 0 && (digits.size() - at) % 3 == 0) grouped.push_back(',');
-    grouped.push_back(digits[at]);
-  }
-  return grouped;
-}
-
 std::string Destination(const OpInfo& info) {
   const std::string chunks = " in chunks " + ShapeToString(info.chunks);
   switch (info.tier) {
@@ -56,6 +42,19 @@ std::string Destination(const OpInfo& info) {
 }
 
 }  // namespace
+
+std::string Grouped(std::int64_t value) {
+  // Copied into a new string, a comma before every third digit from the right: GCC 12
+  // at -O3 misreads an insert into `digits` as an overlapping memcpy (-Wrestrict).
+  const std::string digits = std::to_string(value);
+  std::string grouped;
+  grouped.reserve(digits.size() + digits.size() / 3);
+  for (std::size_t at = 0; at < digits.size(); ++at) {
+    if (at > 0 && (digits.size() - at) % 3 == 0) grouped.push_back(',');
+    grouped.push_back(digits[at]);
+  }
+  return grouped;
+}
 
 std::string DescribeRechunk(const FinalizedPlan::State& plan, const OpGroup& stages) {
   const auto copy = [&](std::size_t stage) -> const PlannedOp& {

@@ -3,6 +3,7 @@
 // projected memory and what it moves; then the rechunk's totals. Internal to src/plan.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "finalized_plan_state.hpp"
@@ -12,5 +13,8 @@ namespace tessera::planner {
 // REQUIRES: `stages` is a group of `plan` (OpGroupKind::kRechunkStages), its copies in
 // stage order.
 std::string DescribeRechunk(const FinalizedPlan::State& plan, const OpGroup& stages);
+
+// 1234567 -> "1,234,567".
+std::string Grouped(std::int64_t value);
 
 }  // namespace tessera::planner

@@ -5,12 +5,15 @@
 #include <limits>
 #include <utility>
 
+#include "request_cost.hpp"
+
 namespace tessera::planner {
 namespace {
 
 // Costs in byte-equivalents of decoding or encoding one byte.
-constexpr double kChunkOpCost = 64.0 * 1024;  // one chunk read or written (open, syscalls)
-constexpr double kCopyCost = 0.25;            // one byte copied in RAM
+// One chunk read or written (open, syscalls): a request to local disk.
+constexpr double kChunkOpCost = kDirectoryRequestCost.request_bytes;
+constexpr double kCopyCost = 0.25;  // one byte copied in RAM
 constexpr int kMaxStages = 6;
 // Codec framing on top of a chunk's raw bytes, in the model: the codecs' worst-case
 // bounds (blosc n + 16, lz4 n + n/255 + 16, zstd n + n/256 + 64, zlib ~ n + n/1000 + 13)

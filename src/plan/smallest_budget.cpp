@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "request_cost.hpp"
 #include "tessera/core/byte_size.hpp"
 #include "tessera/core/errors.hpp"
 
@@ -44,12 +45,29 @@ class BudgetSearch {
     Spec trial = spec_;
     trial.allowed_mem = budget;
     ++plans_;
+    std::shared_ptr<FinalizedPlan::State> plan;
     try {
-      std::shared_ptr<FinalizedPlan::State> plan = plan_at_(trial, choice_budget);
-      return BytesMoved(*plan) <= io_limit_ ? plan : nullptr;
+      plan = plan_at_(trial, choice_budget);
     } catch (const MemoryBudgetError&) {
       if (refused_for_memory != nullptr) *refused_for_memory = true;
       return nullptr;
+    }
+    if (KeepsIo(*plan)) return plan;
+    if (passed_over_.allowed_mem == 0 || budget < passed_over_.allowed_mem) {
+      passed_over_ = {budget, PlanRequests(plan->infos), SmallestDiskChunkBytes(plan->infos)};
+    }
+    return nullptr;
+  }
+
+  // What a kept plan may cost, from the plan at the ceiling: I/O within kAutoIoSlack of
+  // its own, and intermediate chunks on disk no smaller than the tier serves well
+  // (unless the ceiling's or the user's own chunks are smaller still).
+  void SetLimits(const FinalizedPlan::State& ceiling) {
+    cost_limit_ = PlanIoCost(ceiling.infos, kDirectoryRequestCost) * (1 + kAutoIoSlack);
+    chunk_floor_ = kDirectoryRequestCost.chunk_floor;
+    for (const std::int64_t smaller :
+         {SmallestDiskChunkBytes(ceiling.infos), SmallestUserChunkBytes(ceiling.infos)}) {
+      if (smaller > 0) chunk_floor_ = std::min(chunk_floor_, smaller);
     }
   }
 
@@ -133,14 +151,22 @@ class BudgetSearch {
     return best;
   }
 
-  void set_io_limit(std::int64_t limit) { io_limit_ = limit; }
   int plans() const { return plans_; }
+  const FinalizedPlan::State::PassedOverBudget& passed_over() const { return passed_over_; }
 
  private:
+  bool KeepsIo(const FinalizedPlan::State& plan) const {
+    if (PlanIoCost(plan.infos, kDirectoryRequestCost) > cost_limit_) return false;
+    const std::int64_t smallest = SmallestDiskChunkBytes(plan.infos);
+    return smallest == 0 || smallest >= chunk_floor_;
+  }
+
   const Spec& spec_;
   const PlanAtBudget& plan_at_;
-  std::int64_t io_limit_ = std::numeric_limits<std::int64_t>::max();
+  double cost_limit_ = std::numeric_limits<double>::infinity();
+  std::int64_t chunk_floor_ = 0;
   int plans_ = 0;
+  FinalizedPlan::State::PassedOverBudget passed_over_;
 };
 
 }  // namespace
@@ -175,15 +201,16 @@ std::shared_ptr<FinalizedPlan::State> PlanWithSmallestBudget(const Spec& spec,
     throw MemoryBudgetError("allowed_mem \"auto\": no budget up to " + ceiling_name +
                             " runs this plan. At that budget: " + error.what());
   }
-  const double io_limit = static_cast<double>(BytesMoved(*best)) * (1 + kAutoIoSlack);
-  search.set_io_limit(io_limit >= 9.2e18 ? std::numeric_limits<std::int64_t>::max()
-                                         : static_cast<std::int64_t>(io_limit));
+  search.SetLimits(*best);
   // With tiers the budget is a tier: a budget between tiers would buy nothing (an op is
   // given a whole tier) and could only make budget-dependent steps smaller than need be.
   best = tiers.empty() ? search.SmallestBytes(std::move(best))
                        : search.SmallestOf(tiers, std::move(best));
   best->allowed_mem_was_auto = true;
   best->budget_plans = search.plans() + 1;
+  if (search.passed_over().allowed_mem < best->spec.allowed_mem) {
+    best->passed_over = search.passed_over();
+  }
   return best;
 }
 

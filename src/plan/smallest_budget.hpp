@@ -13,9 +13,15 @@
 // Budget-dependent choices (fusion splits, rechunk stages, reduction fan-in,
 // contraction slabs) are made by the planner for the budget it is given, so the search
 // re-plans everything at each trial budget. The smallest budget is not always a good
-// one: a rechunk planned at its very least may decode its source hundreds of times over.
-// So a trial budget is kept only when its plan moves (reads plus writes, decoded) at
-// most kAutoIoSlack more bytes than the plan at the ceiling:
+// one: a rechunk planned at its very least may decode its source hundreds of times over,
+// or cut its intermediate into hundreds of millions of 12 KB chunks (ERA5: 237,824,287
+// requests at 295.7 MB, 994,183 at 2.5 GB). So a trial budget is kept only when its
+// plan's I/O cost (decoded bytes read and written, plus each request at its tier's
+// price: request_cost.hpp) is at most kAutoIoSlack above the plan at the ceiling's, and
+// its intermediate chunks on disk are no smaller than the tier serves well
+// (RequestCost::chunk_floor, or the ceiling plan's or the user's own chunks where those
+// are smaller). The smallest budget passed over is kept in State::passed_over, for
+// --plan to say what it would have cost:
 //   1. plan at the ceiling, total_mem (or the largest memory tier within it); a
 //      MemoryBudgetError there means nothing runs the plan, and is rethrown saying so;
 //   2. without tiers: the planner's choices need not grow with the budget (a rechunk
@@ -49,7 +55,7 @@ namespace tessera::planner {
 // Plans with trial.allowed_mem, budget-dependent choices made for `choice_budget`
 // (0: trial.allowed_mem), recorded in State::choice_budget. Throws MemoryBudgetError
 // when the plan does not fit.
-// How much more a plan chosen by the search may move than the plan at the ceiling.
+// How much more I/O a plan chosen by the search may cost than the plan at the ceiling.
 inline constexpr double kAutoIoSlack = 0.10;
 
 // The bytes a plan's ops read and write (decoded): OpInfo::bytes_read + bytes_written.

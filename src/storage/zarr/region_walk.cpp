@@ -35,6 +35,14 @@ TouchedBox TouchedBoxAt(const ChunkGrid& grid, const Region& region, const Touch
   return touched;
 }
 
+Index LinearInRange(const TouchedRange& range, std::span<const Index> block) {
+  Index linear = 0;
+  for (std::size_t dim = 0; dim < block.size(); ++dim) {
+    linear = linear * range.counts[dim] + (block[dim] - range.first[dim]);
+  }
+  return linear;
+}
+
 Index ByteOffset(std::span<const Index> position, std::span<const Index> byte_strides) {
   Index offset = 0;
   for (std::size_t dim = 0; dim < position.size(); ++dim) {

@@ -17,6 +17,7 @@
 #include "shard_chunk_codec.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/parallel.hpp"
+#include "tessera/core/touched_blocks.hpp"
 
 namespace tessera {
 namespace {
@@ -119,8 +120,9 @@ ZarrArray::ZarrArray(std::shared_ptr<Store> store, std::string path, ZarrMetadat
                           std::string(metadata_.dtype.name()));
   }
   if (metadata_.zarr_format == 2 && metadata_.key_encoding != ChunkKeyEncoding::kV2) {
-    throw InvalidArgument("a Zarr v2 array's chunk keys are v2's (\"1.2\"); the default "
-                          "encoding (\"c/1/2\") is Zarr v3's");
+    throw InvalidArgument(
+        "a Zarr v2 array's chunk keys are v2's (\"1.2\"); the default "
+        "encoding (\"c/1/2\") is Zarr v3's");
   }
   if (!attributes_.dimension_names.empty() &&
       attributes_.dimension_names.size() != metadata_.shape.size()) {
@@ -194,8 +196,8 @@ ZarrArray ZarrArray::Create(std::shared_ptr<Store> store, std::string path, Zarr
   // the store is touched.
   ZarrArray array(std::move(store), std::move(path), std::move(metadata), std::move(attributes));
   const bool v3 = array.metadata_.zarr_format == 3;
-  const std::string metadata_text = v3 ? ZarrJsonText(array.metadata_, array.attributes_)
-                                       : ZarrMetadataToJson(array.metadata_);
+  const std::string metadata_text =
+      v3 ? ZarrJsonText(array.metadata_, array.attributes_) : ZarrMetadataToJson(array.metadata_);
   const bool has_attributes = !v3 && array.attributes_ != ZarrAttributes{};
   const std::string attributes_text =
       has_attributes ? ZarrAttributesToJson(array.attributes_) : std::string();
@@ -237,7 +239,8 @@ void ZarrArray::ReadPart(std::span<const Index> block, const Region& box, std::b
                          ChunkScratch& scratch) const {
   const std::string key = zarr_detail::FormatChunkKey(path_, block, metadata_.dimension_separator,
                                                       metadata_.key_encoding);
-  codec_->ReadPart(ValueRef{store_.get(), &key, ShardRange{}}, box, dst, dst_strides, dst_contiguous, scratch);
+  codec_->ReadPart(ValueRef{store_.get(), &key, ShardRange{}}, box, dst, dst_strides,
+                   dst_contiguous, scratch);
 }
 
 void ZarrArray::WritePart(std::span<const Index> block, const std::byte* src,
@@ -403,11 +406,12 @@ std::int64_t ZarrArray::ReadRegionScratchBytes(const Region& region,
   CheckRegion(region, metadata_.shape);
   ScratchBytes held;
   if (ShapeSize(region.shape) == 0) return 0;
-  // The same walk as ReadRegion: every block the region touches, and its box.
+  // The boxes ReadRegion walks, one of each kind: a block's scratch depends only on its
+  // box, so the most any block needs is the most one of these needs.
   const TouchedRange range = TouchedBlocks(grid_, region);
   const Index stored = std::min(max_stored_chunk, codec_->max_leaf_stored_bytes());
-  for (Index linear = 0, count = ShapeSize(range.counts); linear < count; ++linear) {
-    const TouchedBox touched = TouchedBoxAt(grid_, region, range, linear);
+  for (const Shape& block : DistinctTouchedBlocks(grid_, region)) {
+    const TouchedBox touched = TouchedBoxAt(grid_, region, range, LinearInRange(range, block));
     held.Grow(
         codec_->ReadScratch(touched.box, IsContiguousIn(region.shape, touched.box.shape), stored));
   }
