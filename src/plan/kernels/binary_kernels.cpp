@@ -14,6 +14,7 @@
 #include "elementwise_ops.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/type_promotion.hpp"
+#include "vector_math.hpp"
 
 namespace tessera::kernels {
 namespace {
@@ -355,6 +356,7 @@ Signature ResolveBinary(BinaryOp op, DType a, DType b) {
 
 BinaryKernel GetBinaryKernel(BinaryOp op, DType input) {
   ResolveBinary(op, input, input);  // throws when undefined
+  if (const BinaryKernel vector = VectorBinaryKernel(op, input)) return vector;
   return VisitBinaryOp(op, [&](auto op_tag) {
     using Op = decltype(op_tag);
     return VisitDType(input, [](auto tag) -> BinaryKernel {

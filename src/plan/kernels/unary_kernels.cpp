@@ -10,6 +10,7 @@
 
 #include "elementwise_kernels.hpp"
 #include "elementwise_ops.hpp"
+#include "vector_math.hpp"
 
 namespace tessera::kernels {
 namespace {
@@ -309,6 +310,7 @@ Signature ResolveUnary(UnaryOp op, DType operand) {
 
 UnaryKernel GetUnaryKernel(UnaryOp op, DType input) {
   ResolveUnary(op, input);  // throws when undefined
+  if (const UnaryKernel vector = VectorUnaryKernel(op, input)) return vector;
   return VisitUnaryOp(op, [&](auto op_tag) {
     using Op = decltype(op_tag);
     return VisitDType(input, [](auto tag) -> UnaryKernel {

@@ -1,0 +1,98 @@
+// Vector math for AVX-512F (vector_math_isa.hpp): compiled with -mavx512f, run
+// only where the CPU has it.
+#include <immintrin.h>
+#include <sleef.h>
+
+#include <cmath>
+#include <limits>
+
+#include "vector_math_isa.hpp"
+#include "vector_math_loops.hpp"
+
+namespace tessera::kernels::vector_detail {
+namespace {
+
+struct Float16 {
+  using T = float;
+  using V = __m512;
+  static constexpr int kWidth = 16;
+  static V Load(const T* p) { return _mm512_loadu_ps(p); }
+  static void Store(T* p, V v) { _mm512_storeu_ps(p, v); }
+  // The masked form, every lane kept: GCC 12's _mm512_sqrt_ps passes an undefined
+  // source that -Wuninitialized reports.
+  static V Sqrt(V v) { return _mm512_mask_sqrt_ps(v, static_cast<__mmask16>(0xFFFF), v); }
+  static bool AnyLost(V x, V r) {
+    const V inf = _mm512_set1_ps(std::numeric_limits<T>::infinity());
+    const V ax = _mm512_abs_ps(x);
+    const auto lost = _mm512_cmp_ps_mask(_mm512_abs_ps(r), inf, _CMP_NLT_UQ) &
+                      _mm512_cmp_ps_mask(ax, inf, _CMP_LT_OQ);
+    return lost != 0;
+  }
+  static __mmask16 Above(V x, T bound) {
+    return _mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(bound), _CMP_NLE_UQ);
+  }
+  static bool AnyAbove(V x, T bound) { return Above(x, bound) != 0; }
+  static V ZeroAbove(V x, T bound) {
+    return _mm512_mask_mov_ps(x, Above(x, bound), _mm512_setzero_ps());
+  }
+};
+
+struct Double8 {
+  using T = double;
+  using V = __m512d;
+  static constexpr int kWidth = 8;
+  static V Load(const T* p) { return _mm512_loadu_pd(p); }
+  static void Store(T* p, V v) { _mm512_storeu_pd(p, v); }
+  static V Sqrt(V v) { return _mm512_mask_sqrt_pd(v, static_cast<__mmask8>(0xFF), v); }
+  static bool AnyLost(V x, V r) {
+    const V inf = _mm512_set1_pd(std::numeric_limits<T>::infinity());
+    const V ax = _mm512_abs_pd(x);
+    const auto lost = _mm512_cmp_pd_mask(_mm512_abs_pd(r), inf, _CMP_NLT_UQ) &
+                      _mm512_cmp_pd_mask(ax, inf, _CMP_LT_OQ);
+    return lost != 0;
+  }
+  static __mmask8 Above(V x, T bound) {
+    return _mm512_cmp_pd_mask(_mm512_abs_pd(x), _mm512_set1_pd(bound), _CMP_NLE_UQ);
+  }
+  static bool AnyAbove(V x, T bound) { return Above(x, bound) != 0; }
+  static V ZeroAbove(V x, T bound) {
+    return _mm512_mask_mov_pd(x, Above(x, bound), _mm512_setzero_pd());
+  }
+};
+
+}  // namespace
+
+UnaryKernel Avx512Unary(UnaryOp op, bool is_double) {
+  switch (op) {
+#define TESSERA_CASE(Kernel, name, ulp, std_name, bound)                            \
+  case UnaryOp::k##Kernel:                                                          \
+    return is_double ? &UnaryLoop<Double8, Sleef_##name##d8_##ulp##avx512f,         \
+                                  [](double x) { return std::std_name(x); }, bound> \
+                     : &UnaryLoop<Float16, Sleef_##name##f16_##ulp##avx512f,        \
+                                  [](float x) { return std::std_name(x); }, bound>;
+    TESSERA_VECTOR_UNARY_OPS(TESSERA_CASE)
+#undef TESSERA_CASE
+    case UnaryOp::kSqrt:
+      return is_double ? &UnaryLoop<Double8, SqrtOf<Double8>, [](double x) { return std::sqrt(x); }>
+                       : &UnaryLoop<Float16, SqrtOf<Float16>, [](float x) { return std::sqrt(x); }>;
+    default:
+      return nullptr;
+  }
+}
+
+BinaryKernel Avx512Binary(BinaryOp op, bool is_double) {
+  switch (op) {
+#define TESSERA_CASE(Kernel, name, ulp, std_name)                                          \
+  case BinaryOp::k##Kernel:                                                                \
+    return is_double ? &BinaryLoop<Double8, Sleef_##name##d8_##ulp##avx512f,               \
+                                   [](double x, double y) { return std::std_name(x, y); }> \
+                     : &BinaryLoop<Float16, Sleef_##name##f16_##ulp##avx512f,              \
+                                   [](float x, float y) { return std::std_name(x, y); }>;
+    TESSERA_VECTOR_BINARY_OPS(TESSERA_CASE)
+#undef TESSERA_CASE
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace tessera::kernels::vector_detail
