@@ -19,6 +19,10 @@ struct Float8 {
   static V Load(const T* p) { return _mm256_loadu_ps(p); }
   static void Store(T* p, V v) { _mm256_storeu_ps(p, v); }
   static V Sqrt(V v) { return _mm256_sqrt_ps(v); }
+  static V Add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V Subtract(V a, V b) { return _mm256_sub_ps(a, b); }
+  static V Multiply(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V Divide(V a, V b) { return _mm256_div_ps(a, b); }
   static bool AnyLost(V x, V r) {
     const V sign = _mm256_set1_ps(-0.0f);
     const V inf = _mm256_set1_ps(std::numeric_limits<T>::infinity());
@@ -42,6 +46,10 @@ struct Double4 {
   static V Load(const T* p) { return _mm256_loadu_pd(p); }
   static void Store(T* p, V v) { _mm256_storeu_pd(p, v); }
   static V Sqrt(V v) { return _mm256_sqrt_pd(v); }
+  static V Add(V a, V b) { return _mm256_add_pd(a, b); }
+  static V Subtract(V a, V b) { return _mm256_sub_pd(a, b); }
+  static V Multiply(V a, V b) { return _mm256_mul_pd(a, b); }
+  static V Divide(V a, V b) { return _mm256_div_pd(a, b); }
   static bool AnyLost(V x, V r) {
     const V sign = _mm256_set1_pd(-0.0);
     const V inf = _mm256_set1_pd(std::numeric_limits<T>::infinity());
@@ -87,6 +95,12 @@ BinaryKernel Avx2Binary(BinaryOp op, bool is_double) {
                      : &BinaryLoop<Float8, Sleef_##name##f8_##ulp##avx2,                   \
                                    [](float x, float y) { return std::std_name(x, y); }>;
     TESSERA_VECTOR_BINARY_OPS(TESSERA_CASE)
+#undef TESSERA_CASE
+#define TESSERA_CASE(Kernel, member)                              \
+  case BinaryOp::k##Kernel:                                       \
+    return is_double ? &ArithmeticLoop<Double4, &Double4::member> \
+                     : &ArithmeticLoop<Float8, &Float8::member>;
+    TESSERA_VECTOR_ARITHMETIC_OPS(TESSERA_CASE)
 #undef TESSERA_CASE
     default:
       return nullptr;

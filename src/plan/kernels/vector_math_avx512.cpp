@@ -21,6 +21,10 @@ struct Float16 {
   // The masked form, every lane kept: GCC 12's _mm512_sqrt_ps passes an undefined
   // source that -Wuninitialized reports.
   static V Sqrt(V v) { return _mm512_mask_sqrt_ps(v, static_cast<__mmask16>(0xFFFF), v); }
+  static V Add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V Subtract(V a, V b) { return _mm512_sub_ps(a, b); }
+  static V Multiply(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V Divide(V a, V b) { return _mm512_div_ps(a, b); }
   static bool AnyLost(V x, V r) {
     const V inf = _mm512_set1_ps(std::numeric_limits<T>::infinity());
     const V ax = _mm512_abs_ps(x);
@@ -44,6 +48,10 @@ struct Double8 {
   static V Load(const T* p) { return _mm512_loadu_pd(p); }
   static void Store(T* p, V v) { _mm512_storeu_pd(p, v); }
   static V Sqrt(V v) { return _mm512_mask_sqrt_pd(v, static_cast<__mmask8>(0xFF), v); }
+  static V Add(V a, V b) { return _mm512_add_pd(a, b); }
+  static V Subtract(V a, V b) { return _mm512_sub_pd(a, b); }
+  static V Multiply(V a, V b) { return _mm512_mul_pd(a, b); }
+  static V Divide(V a, V b) { return _mm512_div_pd(a, b); }
   static bool AnyLost(V x, V r) {
     const V inf = _mm512_set1_pd(std::numeric_limits<T>::infinity());
     const V ax = _mm512_abs_pd(x);
@@ -89,6 +97,12 @@ BinaryKernel Avx512Binary(BinaryOp op, bool is_double) {
                      : &BinaryLoop<Float16, Sleef_##name##f16_##ulp##avx512f,              \
                                    [](float x, float y) { return std::std_name(x, y); }>;
     TESSERA_VECTOR_BINARY_OPS(TESSERA_CASE)
+#undef TESSERA_CASE
+#define TESSERA_CASE(Kernel, member)                              \
+  case BinaryOp::k##Kernel:                                       \
+    return is_double ? &ArithmeticLoop<Double8, &Double8::member> \
+                     : &ArithmeticLoop<Float16, &Float16::member>;
+    TESSERA_VECTOR_ARITHMETIC_OPS(TESSERA_CASE)
 #undef TESSERA_CASE
     default:
       return nullptr;

@@ -47,6 +47,13 @@
   X(Pow, pow, u10, pow)                             \
   X(Atan2, atan2, u10, atan2)                       \
   X(Hypot, hypot, u05, hypot)
+// IEEE's correctly rounded arithmetic, on the register's full width (the baseline build
+// vectorizes the scalar loops only 128 bits wide): X(Kernel, Lanes member).
+#define TESSERA_VECTOR_ARITHMETIC_OPS(X)            \
+  X(Add, Add)                                       \
+  X(Subtract, Subtract)                             \
+  X(Multiply, Multiply)                             \
+  X(Divide, Divide)
 // clang-format on
 
 namespace tessera::kernels::vector_detail {
@@ -138,6 +145,27 @@ void BinaryRegister(const typename Lanes::T* a, const typename Lanes::T* b,
     }
   }
   Lanes::Store(out, Lanes::Load(rs));
+}
+
+// out[i] = a[i] op b[i], for the correctly rounded arithmetic (nothing to redo).
+template <class Lanes, auto kFn>
+void ArithmeticLoop(const void* a, const void* b, void* out, std::int64_t n) {
+  using T = typename Lanes::T;
+  const T* left = static_cast<const T*>(a);
+  const T* right = static_cast<const T*>(b);
+  T* target = static_cast<T*>(out);
+  std::int64_t i = 0;
+  for (; i + Lanes::kWidth <= n; i += Lanes::kWidth) {
+    Lanes::Store(target + i, kFn(Lanes::Load(left + i), Lanes::Load(right + i)));
+  }
+  if (i < n) {
+    T left_lanes[Lanes::kWidth] = {};
+    T right_lanes[Lanes::kWidth] = {};
+    std::copy(left + i, left + n, left_lanes);
+    std::copy(right + i, right + n, right_lanes);
+    Lanes::Store(left_lanes, kFn(Lanes::Load(left_lanes), Lanes::Load(right_lanes)));
+    std::copy(left_lanes, left_lanes + (n - i), target + i);
+  }
 }
 
 // out[i] = fn(a[i], b[i]) (out may alias a).

@@ -16,6 +16,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "test_seed.hpp"
@@ -250,6 +251,40 @@ TEST(VectorMath, ALanesResultDoesNotDependOnItsNeighbours) {
   }
 }
 
+// Add, subtract, multiply and divide are IEEE's, correctly rounded: bit for bit the
+// scalar operators' results (NaN any NaN), special values paired, every tail, in place.
+template <class T>
+void CheckArithmetic(const Isa& isa, std::mt19937_64& rng) {
+  const std::vector<T> a = Inputs<T>(rng, -1e3, 1e3);
+  const std::vector<T> b = Inputs<T>(rng, -1e3, 1e3);
+  const std::vector<std::pair<BinaryOp, std::function<T(T, T)>>> ops = {
+      {BinaryOp::kAdd, std::plus<T>()},
+      {BinaryOp::kSubtract, std::minus<T>()},
+      {BinaryOp::kMultiply, std::multiplies<T>()},
+      {BinaryOp::kDivide, std::divides<T>()}};
+  for (const auto& [op, reference] : ops) {
+    const BinaryKernel kernel = isa.binary(op, std::is_same_v<T, double>);
+    ASSERT_NE(kernel, nullptr) << Name(op);
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{17},
+                          std::size_t{33}, a.size()}) {
+      std::vector<T> out(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n));
+      kernel(out.data(), b.data(), out.data(), static_cast<std::int64_t>(n));
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_TRUE(Close(out[i], reference(a[i], b[i]), 0))
+            << isa.name << " " << Name(op) << "(" << a[i] << ", " << b[i] << ")";
+      }
+    }
+  }
+}
+
+TEST(VectorMath, ArithmeticIsBitForBitTheScalarOperators) {
+  std::mt19937_64 rng(testing::TestSeed());
+  for (const Isa& isa : IsasOfThisCpu()) {
+    CheckArithmetic<float>(isa, rng);
+    CheckArithmetic<double>(isa, rng);
+  }
+}
+
 TEST(VectorMath, KernelsAreThoseOfTheWidestInstructionSetAndOnlyForFloats) {
   const std::vector<Isa> isas = IsasOfThisCpu();
   const std::string widest = isas.empty() ? "none" : isas.back().name;
@@ -267,7 +302,8 @@ TEST(VectorMath, KernelsAreThoseOfTheWidestInstructionSetAndOnlyForFloats) {
   EXPECT_EQ(VectorUnaryKernel(UnaryOp::kExp, int32), nullptr);
   EXPECT_EQ(VectorUnaryKernel(UnaryOp::kExp, complex64), nullptr);
   EXPECT_EQ(VectorUnaryKernel(UnaryOp::kFloor, float32), nullptr);
-  EXPECT_EQ(VectorBinaryKernel(BinaryOp::kAdd, float32), nullptr);
+  EXPECT_EQ(VectorBinaryKernel(BinaryOp::kAdd, int32), nullptr);
+  EXPECT_EQ(VectorBinaryKernel(BinaryOp::kMaximum, float32), nullptr);
 }
 
 }  // namespace
