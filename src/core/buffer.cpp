@@ -15,34 +15,37 @@ namespace tessera {
 Buffer::Buffer(std::int64_t size) {
   if (size < 0) throw InvalidArgument("Buffer size must be >= 0, got " + std::to_string(size));
   if (size == 0) return;
+  account_ = CurrentMemoryAccount();
+  // Under an account, a chunk-sized Buffer notes every page its allocation faulted in:
+  // the allocator's own (a fresh block's header, its bookkeeping) and the block's.
+  const bool noted = account_ != nullptr && size >= kTouchedFreshBytes;
+  const std::int64_t faulted_before = noted ? ThreadFaultedBytes() : 0;
   const internal::BufferBlock block = internal::AllocateBufferBlock(size);
   data_ = block.data;
   size_ = size;
   capacity_ = size;
   block_bytes_ = block.bytes;
-  account_ = CurrentMemoryAccount();
-  if (account_) {
-    account_->Charge(capacity_);
-    if (block.fresh && size >= kTouchedFreshBytes) TouchFreshPages();
+  if (account_) account_->Charge(capacity_);
+  if (noted) {
+    if (block.fresh) TouchFreshPages();
+    account_->NoteFresh(ThreadFaultedBytes() - faulted_before);
   }
 }
 
 void Buffer::TouchFreshPages() {
-  // Fault the block in now and note the pages it took (TouchAccountedMemory): a huge
-  // page counts once, memory malloc had already counts nothing, so the executor
-  // subtracts exactly what the Buffer cost in page faults.
+  // Fault the block in now, within the constructor's count of the pages the Buffer
+  // took: a huge page counts once, memory malloc had already counts nothing, so the
+  // executor subtracts exactly what the Buffer cost in page faults.
   // Every page the Buffer spans, the partial ones at either end included: a block is
   // aligned to 64 bytes, not to a page, so `size_` bytes may span one page more than
   // size_ / 4096 rounded up, and that page would otherwise fault in later, unaccounted.
-  TouchAccountedMemory([&] {
-    constexpr std::uintptr_t kPage = 4096;
-    const auto first = reinterpret_cast<std::uintptr_t>(data_);
-    const std::uintptr_t last = first + static_cast<std::uintptr_t>(size_) - 1;
-    volatile std::byte* bytes = data_;
-    for (std::uintptr_t page = first & ~(kPage - 1); page <= last; page += kPage) {
-      bytes[std::max(page, first) - first] = std::byte{0};
-    }
-  });
+  constexpr std::uintptr_t kPage = 4096;
+  const auto first = reinterpret_cast<std::uintptr_t>(data_);
+  const std::uintptr_t last = first + static_cast<std::uintptr_t>(size_) - 1;
+  volatile std::byte* bytes = data_;
+  for (std::uintptr_t page = first & ~(kPage - 1); page <= last; page += kPage) {
+    bytes[std::max(page, first) - first] = std::byte{0};
+  }
 }
 
 Buffer::~Buffer() { Reset(); }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "tessera/core/errors.hpp"
 #include "tessera/core/memory_account.hpp"
@@ -180,6 +181,28 @@ TEST(BufferAccounting, ClonesAreChargedToTheCloningAccount) {
   ScopedMemoryAccount scope(account);
   Buffer clone = original.Clone();
   EXPECT_EQ(account->live_bytes(), 50);
+}
+
+// Every page a chunk-sized Buffer's allocation faults in is noted to the account, the
+// allocator's own (a fresh block's header, its bookkeeping) as well as the block's: a
+// thread that only allocates Buffers leaves nothing unaccounted (the executor's
+// unaccounted_mem is what the thread faulted in less what its account noted).
+TEST(BufferAccounting, AnAllocationsPageFaultsAreAllNoted) {
+  if (!kChargesCallScratch) GTEST_SKIP() << "the sanitizer's own pages are faulted in too";
+  std::thread([] {
+    auto account = std::make_shared<MemoryAccount>();
+    ScopedMemoryAccount scope(account);
+    std::vector<Buffer> kept;
+    kept.reserve(64);
+    const std::int64_t faulted_before = ThreadFaultedBytes();
+    for (int i = 0; i < 64; ++i) {
+      // Sizes between 4 KiB and 3 MiB that are not multiples of a page.
+      kept.emplace_back(kTouchedFreshBytes + 1 + (std::int64_t{i} * 49'999) % (3 << 20));
+    }
+    const std::int64_t faulted = ThreadFaultedBytes() - faulted_before;
+    EXPECT_GT(faulted, 0);
+    EXPECT_EQ(faulted, account->fresh_bytes());
+  }).join();
 }
 
 TEST(Buffer, LargeBuffersAreHugePageAligned) {

@@ -91,7 +91,9 @@ def test_summary_measured_column_includes_unaccounted(tessera_bin, source, tmp_p
         # op tasks projected(value unit) measured(value unit) seconds
         measured_text = " ".join(row[-3:-1])
         footprint = op["footprint_mem_max"]
-        assert op["measured_mem_max"] < footprint, op  # the codec's pages are unaccounted
+        # Unaccounted pages (the thread's own, outside Buffers and codec calls) are few
+        # since a Buffer notes its allocator's faults too: the column shows the sum.
+        assert op["measured_mem_max"] <= footprint, op
         value, unit = measured_text.split()
         scale = {"B": 1, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9}[unit]
         assert abs(float(value) * scale - footprint) <= 0.05 * scale + 1, (measured_text, op)
