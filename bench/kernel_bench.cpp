@@ -4,6 +4,8 @@
 //   build-dir/bench/kernel_bench --benchmark_min_time=0.2
 //
 // "per_element" is the time per output element (the inverse of items_per_second).
+// TESSERA_VECTOR_MATH=none|avx2 compares the vector kernels with narrower ones
+// (kernels/vector_math.hpp).
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
@@ -94,10 +96,18 @@ BENCHMARK_CAPTURE(BM_Binary, add_float32, BinaryOp::kAdd, float32);
 BENCHMARK_CAPTURE(BM_Binary, add_float64, BinaryOp::kAdd, float64);
 BENCHMARK_CAPTURE(BM_Binary, multiply_float32, BinaryOp::kMultiply, float32);
 BENCHMARK_CAPTURE(BM_Binary, multiply_float64, BinaryOp::kMultiply, float64);
+BENCHMARK_CAPTURE(BM_Binary, divide_float32, BinaryOp::kDivide, float32);
+BENCHMARK_CAPTURE(BM_Binary, divide_float64, BinaryOp::kDivide, float64);
+BENCHMARK_CAPTURE(BM_Binary, pow_float32, BinaryOp::kPow, float32);
+BENCHMARK_CAPTURE(BM_Binary, pow_float64, BinaryOp::kPow, float64);
 BENCHMARK_CAPTURE(BM_Unary, exp_float32, UnaryOp::kExp, float32);
 BENCHMARK_CAPTURE(BM_Unary, exp_float64, UnaryOp::kExp, float64);
 BENCHMARK_CAPTURE(BM_Unary, log_float32, UnaryOp::kLog, float32);
 BENCHMARK_CAPTURE(BM_Unary, log_float64, UnaryOp::kLog, float64);
+BENCHMARK_CAPTURE(BM_Unary, sin_float32, UnaryOp::kSin, float32);
+BENCHMARK_CAPTURE(BM_Unary, sin_float64, UnaryOp::kSin, float64);
+BENCHMARK_CAPTURE(BM_Unary, tanh_float32, UnaryOp::kTanh, float32);
+BENCHMARK_CAPTURE(BM_Unary, sqrt_float64, UnaryOp::kSqrt, float64);
 BENCHMARK_CAPTURE(BM_Cast, float32_to_float64, float32, float64);
 BENCHMARK_CAPTURE(BM_Cast, float64_to_float32, float64, float32);
 BENCHMARK_CAPTURE(BM_Cast, float32_to_int32, float32, int32);
