@@ -3,6 +3,7 @@
 
 #include "elementwise_kernels.hpp"
 #include "tessera/core/scalar.hpp"
+#include "vector_math.hpp"
 
 namespace tessera::kernels {
 namespace {
@@ -47,6 +48,7 @@ void WhereLoop16(const bool* condition, const void* a, const void* b, void* out,
 }  // namespace
 
 CastKernel GetCastKernel(DType from, DType to) {
+  if (const CastKernel vector = VectorCastKernel(from, to)) return vector;
   return VisitDType(from, [&](auto from_tag) {
     return VisitDType(to, [](auto to_tag) -> CastKernel {
       return &CastLoop<typename decltype(from_tag)::type, typename decltype(to_tag)::type>;

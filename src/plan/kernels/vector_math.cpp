@@ -12,7 +12,9 @@ enum class Isa { kNone, kAvx2, kAvx512 };
 
 Isa CpuIsa() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return Isa::kAvx512;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) {
+    return Isa::kAvx512;
+  }
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;
   return Isa::kNone;
 }
@@ -57,6 +59,18 @@ BinaryKernel VectorBinaryKernel(BinaryOp op, DType input) {
       return vector_detail::Avx512Binary(op, input == float64);
     case Isa::kAvx2:
       return vector_detail::Avx2Binary(op, input == float64);
+    case Isa::kNone:
+      break;
+  }
+  return nullptr;
+}
+
+CastKernel VectorCastKernel(DType from, DType to) {
+  switch (ChosenIsa()) {
+    case Isa::kAvx512:
+      return vector_detail::Avx512Cast(from, to);
+    case Isa::kAvx2:
+      return vector_detail::Avx2Cast(from, to);
     case Isa::kNone:
       break;
   }

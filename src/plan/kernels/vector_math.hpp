@@ -4,8 +4,8 @@
 //   if (UnaryKernel exp = VectorUnaryKernel(UnaryOp::kExp, float32)) exp(in, out, n);
 //
 // GetUnaryKernel / GetBinaryKernel ask here first and fall back to their scalar loops.
-// The instruction set is chosen once, at run time, from what the CPU reports: AVX-512F,
-// else AVX2 with FMA, else none (the build targets baseline x86-64, so nothing here
+// The instruction set is chosen once, at run time, from what the CPU reports: AVX-512F
+// with DQ, else AVX2 with FMA, else none (the build targets baseline x86-64, so nothing here
 // runs on a CPU without it). TESSERA_VECTOR_MATH=none|avx2|avx512f lowers the choice
 // (never above what the CPU has), for comparisons and tests.
 //
@@ -29,6 +29,10 @@ namespace tessera::kernels {
 // nullptr when (op, input) is not covered or the CPU has no vector unit used here.
 UnaryKernel VectorUnaryKernel(UnaryOp op, DType input);
 BinaryKernel VectorBinaryKernel(BinaryOp op, DType input);
+// astype from float32 to int32 (AVX2 and AVX-512) and from float64 to int32 and int64
+// (AVX-512), with GetCastKernel's rules: NaN -> 0, saturation at the integer range; bit
+// for bit the scalar loop's results. nullptr for other pairs.
+CastKernel VectorCastKernel(DType from, DType to);
 
 // The instruction set the vector kernels use in this process: "avx512f", "avx2" or
 // "none".

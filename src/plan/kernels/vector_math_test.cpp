@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/core/scalar.hpp"
 #include "test_seed.hpp"
 #include "vector_math_isa.hpp"
 
@@ -29,16 +30,19 @@ struct Isa {
   std::string name;
   UnaryKernel (*unary)(UnaryOp, bool);
   BinaryKernel (*binary)(BinaryOp, bool);
+  CastKernel (*cast)(DType, DType);
 };
 
 std::vector<Isa> IsasOfThisCpu() {
   std::vector<Isa> isas;
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    isas.push_back({"avx2", vector_detail::Avx2Unary, vector_detail::Avx2Binary});
+    isas.push_back(
+        {"avx2", vector_detail::Avx2Unary, vector_detail::Avx2Binary, vector_detail::Avx2Cast});
   }
-  if (__builtin_cpu_supports("avx512f")) {
-    isas.push_back({"avx512f", vector_detail::Avx512Unary, vector_detail::Avx512Binary});
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) {
+    isas.push_back({"avx512f", vector_detail::Avx512Unary, vector_detail::Avx512Binary,
+                    vector_detail::Avx512Cast});
   }
   return isas;
 }
@@ -283,6 +287,45 @@ TEST(VectorMath, ArithmeticIsBitForBitTheScalarOperators) {
     CheckArithmetic<float>(isa, rng);
     CheckArithmetic<double>(isa, rng);
   }
+}
+
+// astype float -> int: bit for bit the scalar rule (CastElement: NaN -> 0, saturation),
+// around both ends of the range, every tail.
+template <class From, class To>
+void CheckCast(const Isa& isa, std::mt19937_64& rng) {
+  const CastKernel kernel = isa.cast(DTypeOf<From>(), DTypeOf<To>());
+  if (kernel == nullptr) return;  // not covered on this instruction set
+  std::vector<From> in = Inputs<From>(rng, -1e20, 1e20);
+  const auto top = static_cast<From>(std::numeric_limits<To>::max());  // rounded up or exact
+  for (const From edge : {top, -top, std::nextafter(top, From(0)), std::nextafter(-top, From(0)),
+                          std::nextafter(top, std::numeric_limits<From>::infinity()),
+                          std::nextafter(-top, -std::numeric_limits<From>::infinity()), From(-0.75),
+                          From(0.75), From(-1.5), From(2147483647.5)}) {
+    in.insert(in.begin() + 3, edge);
+  }
+  for (const std::size_t n : {std::size_t{0}, std::size_t{5}, std::size_t{19}, in.size()}) {
+    std::vector<To> out(n);
+    kernel(in.data(), out.data(), static_cast<std::int64_t>(n));
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(out[i], CastElement<To>(in[i]))
+          << isa.name << " " << DTypeOf<From>().name() << " -> " << DTypeOf<To>().name() << " of "
+          << std::hexfloat << in[i];
+    }
+  }
+}
+
+TEST(VectorMath, CastsFromFloatToIntegerAreBitForBitTheScalarRule) {
+  std::mt19937_64 rng(testing::TestSeed());
+  for (const Isa& isa : IsasOfThisCpu()) {
+    CheckCast<float, std::int32_t>(isa, rng);
+    CheckCast<double, std::int32_t>(isa, rng);
+    CheckCast<double, std::int64_t>(isa, rng);
+  }
+  if (VectorMathIsa() != "none") {
+    EXPECT_EQ(GetCastKernel(float32, int32), VectorCastKernel(float32, int32));
+    EXPECT_NE(VectorCastKernel(float32, int32), nullptr);
+  }
+  EXPECT_EQ(VectorCastKernel(int32, float32), nullptr);
 }
 
 TEST(VectorMath, KernelsAreThoseOfTheWidestInstructionSetAndOnlyForFloats) {
