@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 
 #include "vector_math_isa.hpp"
 
@@ -37,15 +38,32 @@ Isa ChosenIsa() {
 
 bool Covered(DType input) { return input == float32 || input == float64; }
 
+// One element through a kernel just looked up: the pages of SLEEF's code and tables it
+// runs are faulted in now (at a node's construction), not in the first task that runs
+// it, where they would count as that task's unaccounted memory.
+alignas(64) thread_local double warm_in[2] = {1.0, 1.0};
+alignas(64) thread_local double warm_out[2] = {};
+
+template <class Kernel>
+Kernel Warmed(Kernel kernel) {
+  if (kernel == nullptr) return kernel;
+  if constexpr (std::is_same_v<Kernel, BinaryKernel>) {
+    kernel(warm_in, warm_in, warm_out, 1);
+  } else {
+    kernel(warm_in, warm_out, 1);
+  }
+  return kernel;
+}
+
 }  // namespace
 
 UnaryKernel VectorUnaryKernel(UnaryOp op, DType input) {
   if (!Covered(input)) return nullptr;
   switch (ChosenIsa()) {
     case Isa::kAvx512:
-      return vector_detail::Avx512Unary(op, input == float64);
+      return Warmed(vector_detail::Avx512Unary(op, input == float64));
     case Isa::kAvx2:
-      return vector_detail::Avx2Unary(op, input == float64);
+      return Warmed(vector_detail::Avx2Unary(op, input == float64));
     case Isa::kNone:
       break;
   }
@@ -56,9 +74,9 @@ BinaryKernel VectorBinaryKernel(BinaryOp op, DType input) {
   if (!Covered(input)) return nullptr;
   switch (ChosenIsa()) {
     case Isa::kAvx512:
-      return vector_detail::Avx512Binary(op, input == float64);
+      return Warmed(vector_detail::Avx512Binary(op, input == float64));
     case Isa::kAvx2:
-      return vector_detail::Avx2Binary(op, input == float64);
+      return Warmed(vector_detail::Avx2Binary(op, input == float64));
     case Isa::kNone:
       break;
   }

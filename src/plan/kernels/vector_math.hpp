@@ -17,7 +17,9 @@
 // (3 at most, measured) and 2 of glibc's. A lane's result depends on its value alone,
 // never on its neighbours in the register, so results do not change with chunking
 // (vector_math_loops.hpp: where SLEEF would branch on the whole register, glibc
-// answers). Thread-safe.
+// answers). Each kernel runs once, on one element, when it is looked up (a node's
+// construction), so the library pages it needs are in before any task runs it.
+// Thread-safe.
 #pragma once
 
 #include <string_view>
