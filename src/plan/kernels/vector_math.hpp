@@ -3,20 +3,22 @@
 //
 //   if (UnaryKernel exp = VectorUnaryKernel(UnaryOp::kExp, float32)) exp(in, out, n);
 //
-// GetUnaryKernel / GetBinaryKernel ask here first and fall back to their scalar loops.
-// The instruction set is chosen once, at run time, from what the CPU reports: AVX-512F
-// with DQ, else AVX2 with FMA, else none (the build targets baseline x86-64, so nothing here
-// runs on a CPU without it). TESSERA_VECTOR_MATH=none|avx2|avx512f lowers the choice
-// (never above what the CPU has), for comparisons and tests.
+// GetUnaryKernel, GetBinaryKernel and GetCastKernel ask here first and fall back to
+// their scalar loops. The instruction set is chosen once, at run time, from what the CPU
+// reports: AVX-512F with DQ, else AVX2 with FMA, else none. The build targets baseline
+// x86-64, and each instruction set's kernels run only on a CPU that has it.
+// TESSERA_VECTOR_MATH=none|avx2|avx512f lowers the choice (never above what the CPU
+// has), for comparisons and tests.
 //
 // Covered: float32 and float64 inputs of exp, expm1, log, log1p, log2, log10, sin, cos,
 // tan, asin, acos, atan, sinh, cosh, tanh, asinh, acosh, atanh (SLEEF's 1.0-ulp
 // functions, which keep C99's special values), sqrt (the CPU's correctly rounded
-// instruction), pow and atan2 (1.0 ulp) and hypot (0.5 ulp). numpy's own SIMD versions
-// are documented within 4 ulp; the tests hold these within 5 ulp of numpy's results
-// (3 at most, measured) and 2 of glibc's. A lane's result depends on its value alone,
-// never on its neighbours in the register, so results do not change with chunking
-// (vector_math_loops.hpp: where SLEEF would branch on the whole register, glibc
+// instruction), pow and atan2 (1.0 ulp), hypot (0.5 ulp), and add, subtract, multiply
+// and divide on the full register width (bit for bit the scalar operators). numpy's own
+// SIMD versions are documented within 4 ulp; the tests hold these within 5 ulp of
+// numpy's results (3 at most, measured) and 2 of glibc's. A lane's result depends on its
+// value alone, never on its neighbours in the register, so results do not change with
+// chunking (vector_math_loops.hpp: where SLEEF would branch on the whole register, glibc
 // answers). Each kernel runs once, on one element, when it is looked up (a node's
 // construction), so the library pages it needs are in before any task runs it.
 // Thread-safe.
