@@ -270,9 +270,9 @@ class ZarrTargetOutput : public ZarrOutput {
     wanted.kind = "partial-output";
     wanted.run = NewRunId();
     wanted.source = FingerprintSources(sources_);
-    wanted.target = HashText(metadata_.zarr_format == 3
-                                 ? ZarrJsonText(metadata_, attributes_)
-                                 : ZarrMetadataToJson(metadata_) + ZarrAttributesToJson(attributes_));
+    wanted.target = HashText(metadata_.zarr_format == 3 ? ZarrJsonText(metadata_, attributes_)
+                                                        : ZarrMetadataToJson(metadata_) +
+                                                              ZarrAttributesToJson(attributes_));
     wanted.layout = layout_;
     return wanted;
   }

@@ -35,9 +35,18 @@ struct DataTypeName {
   DType dtype;
 };
 constexpr DataTypeName kDataTypes[] = {
-    {"bool", bool_},       {"int8", int8},       {"int16", int16},         {"int32", int32},
-    {"int64", int64},      {"uint8", uint8},     {"uint16", uint16},       {"uint32", uint32},
-    {"uint64", uint64},    {"float32", float32}, {"float64", float64},     {"complex64", complex64},
+    {"bool", bool_},
+    {"int8", int8},
+    {"int16", int16},
+    {"int32", int32},
+    {"int64", int64},
+    {"uint8", uint8},
+    {"uint16", uint16},
+    {"uint32", uint32},
+    {"uint64", uint64},
+    {"float32", float32},
+    {"float64", float64},
+    {"complex64", complex64},
     {"complex128", complex128},
 };
 constexpr std::string_view kDataTypeList =
@@ -47,8 +56,9 @@ constexpr std::string_view kDataTypeList =
 constexpr std::string_view kFloat16 = "float16";
 
 constexpr std::string_view kKnownKeys[] = {
-    "zarr_format", "node_type",  "shape",      "data_type",       "chunk_grid",          "chunk_key_encoding",
-    "fill_value",  "codecs",     "attributes", "dimension_names", "storage_transformers",
+    "zarr_format",          "node_type",  "shape",  "data_type",  "chunk_grid",
+    "chunk_key_encoding",   "fill_value", "codecs", "attributes", "dimension_names",
+    "storage_transformers",
 };
 
 std::string_view DataTypeNameOf(DType dtype) {
@@ -57,7 +67,6 @@ std::string_view DataTypeNameOf(DType dtype) {
   }
   throw InvalidArgument("dtype " + std::string(dtype.name()) + " has no Zarr v3 data type");
 }
-
 
 // A hex bit pattern ("0x7fc00000") of a float of `bytes` bytes (2, 4 or 8), as a
 // double; nullopt when `text` is not one.
@@ -73,7 +82,8 @@ std::optional<double> HexFloat(std::string_view text, Index bytes) {
   if (bytes == 2) {
     return static_cast<double>(zarr_detail::HalfBitsToFloat(static_cast<std::uint16_t>(bits)));
   }
-  if (bytes == 4) return static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(bits)));
+  if (bytes == 4)
+    return static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(bits)));
   return std::bit_cast<double>(bits);
 }
 
@@ -104,8 +114,7 @@ FillValue ParseV3Fill(const Json& value, DType dtype, bool float16, std::string_
                       std::string_view where) {
   if (value.is_null()) {
     Fail(where, "fill_value",
-         "a fill value for data type " + std::string(type_name) + " (Zarr v3 requires one)",
-         value);
+         "a fill value for data type " + std::string(type_name) + " (Zarr v3 requires one)", value);
   }
   return zarr_detail::ParseFillValue(ResolveHexFill(value, dtype, float16), dtype, type_name,
                                      where);
@@ -133,7 +142,8 @@ std::optional<std::string> NanPayloadText(double value, Index bytes) {
 }
 
 Json V3FillJson(const FillValue& fill, DType dtype, bool float16) {
-  const Index part_bytes = float16 ? 2 : (dtype.is_complex() ? dtype.itemsize() / 2 : dtype.itemsize());
+  const Index part_bytes =
+      float16 ? 2 : (dtype.is_complex() ? dtype.itemsize() / 2 : dtype.itemsize());
   if (const double* value = std::get_if<double>(&fill); value != nullptr && !dtype.is_complex()) {
     if (std::optional<std::string> hex = NanPayloadText(*value, part_bytes)) return *hex;
   }
@@ -200,11 +210,13 @@ ZarrAttributes ParseV3Attributes(const Json& document, std::size_t ndim, std::st
       names != nullptr && !names->is_null()) {
     const std::string expected =
         "a list of " + std::to_string(ndim) + " names (strings or null), one per dimension";
-    if (!names->is_array() || names->size() != ndim) Fail(where, "dimension_names", expected, *names);
+    if (!names->is_array() || names->size() != ndim)
+      Fail(where, "dimension_names", expected, *names);
     bool any = false;
     for (const Json& name : *names) {
       if (!name.is_string() && !name.is_null()) Fail(where, "dimension_names", expected, *names);
-      attributes.dimension_names.push_back(name.is_null() ? std::string() : name.get<std::string>());
+      attributes.dimension_names.push_back(name.is_null() ? std::string()
+                                                          : name.get<std::string>());
       // An empty name is written as null, so names all empty or null are no names.
       any = any || (name.is_string() && !name.get_ref<const std::string&>().empty());
     }
@@ -273,16 +285,15 @@ std::pair<ZarrMetadata, ZarrAttributes> ParseZarrJson(std::string_view json,
   }
   const Json& chunk_shape = Require(*Find(grid, "configuration"), "chunk_shape", where,
                                     chunks_expected, "chunk_grid.configuration.chunk_shape");
-  metadata.chunks = ParseExtents(chunk_shape, "chunk_grid.configuration.chunk_shape", where, 1,
-                                 chunks_expected);
+  metadata.chunks =
+      ParseExtents(chunk_shape, "chunk_grid.configuration.chunk_shape", where, 1, chunks_expected);
   if (metadata.chunks.size() != ndim) {
     Fail(where, "chunk_grid.configuration.chunk_shape", chunks_expected, chunk_shape);
   }
 
   ParseChunkKeyEncoding(Find(document, "chunk_key_encoding"), metadata, where);
-  metadata.fill_value =
-      ParseV3Fill(Require(document, "fill_value", where, "a fill value"), metadata.dtype,
-                  metadata.float16_storage, type_name, where);
+  metadata.fill_value = ParseV3Fill(Require(document, "fill_value", where, "a fill value"),
+                                    metadata.dtype, metadata.float16_storage, type_name, where);
   metadata.codecs = zarr_detail::ParseCodecChain(
       Require(document, "codecs", where, "a list of codecs"), "codecs", where,
       zarr_detail::StoredElementType(metadata), metadata.chunks);

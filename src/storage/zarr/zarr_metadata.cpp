@@ -70,8 +70,7 @@ std::optional<SizeProblem> CheckSizes(const ZarrMetadata& metadata) {
   // leave them: a level of another rank is refused there).
   Shape outer = metadata.chunks;
   for (const ZarrCodecChain* chain = &metadata.codecs;
-       metadata.zarr_format == 3 && chain->sharding != nullptr;
-       chain = &chain->sharding->codecs) {
+       metadata.zarr_format == 3 && chain->sharding != nullptr; chain = &chain->sharding->codecs) {
     const Shape& inner = chain->sharding->chunk_shape;
     if (inner.size() != outer.size()) break;
     Index entries = 1;
@@ -84,9 +83,8 @@ std::optional<SizeProblem> CheckSizes(const ZarrMetadata& metadata) {
     if (entries > kMaxInnerChunksPerShard) {
       return SizeProblem{"codecs",
                          "shards of at most " + std::to_string(kMaxInnerChunksPerShard) +
-                             " inner chunks (an index of 64 MiB); shards " +
-                             ShapeToString(outer) + " of inner chunks " + ShapeToString(inner) +
-                             " hold more",
+                             " inner chunks (an index of 64 MiB); shards " + ShapeToString(outer) +
+                             " of inner chunks " + ShapeToString(inner) + " hold more",
                          ShapeToString(inner)};
     }
     outer = inner;
@@ -100,7 +98,8 @@ ZarrCodecChain ZarrMetadata::codec_chain() const {
   if (zarr_format == 3) return codecs;
   ZarrCodecChain chain;
   if (order == 'F') {
-    for (std::size_t dim = shape.size(); dim-- > 0;) chain.transpose.push_back(static_cast<Index>(dim));
+    for (std::size_t dim = shape.size(); dim-- > 0;)
+      chain.transpose.push_back(static_cast<Index>(dim));
   }
   chain.endian = byte_order;
   chain.bytes_codecs = filters;
