@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <iostream>
-#include <limits>
 #include <vector>
 
+#include "plan_io.hpp"
 #include "task_bounds.hpp"
 #include "temp_dir.hpp"
 #include "tessera/api/array.hpp"
@@ -165,44 +165,9 @@ TEST(MemoryPromiseTest, MeasuredNeverExceedsProjectedForAnyTask) {
 }
 
 // allowed_mem "auto" on every kind of op: the budget found is the plan's requirement,
-// a byte less is refused (or moves more bytes than auto allows), it never exceeds what
-// the plan given all the memory requires, and every task of the run measures within it.
-// What allowed_mem "auto" weighs, worked out here from the plans' ops (the rule of
-// src/plan/request_cost.hpp): decoded bytes read and written, plus 64 KiB for each chunk
-// written to or read from an intermediate on disk.
-double IoCost(const FinalizedPlan& plan) {
-  const std::vector<OpInfo>& ops = plan.ops();
-  auto on_disk = [](const OpInfo& op) {
-    if (op.tier != Tier::kDisk && op.tier != Tier::kMixed) return 0.0;
-    if (op.bytes_written <= 0) return 1.0;
-    return 1.0 - static_cast<double>(op.bytes_in_memory) / static_cast<double>(op.bytes_written);
-  };
-  double cost = 0;
-  for (const OpInfo& op : ops) {
-    double input_on_disk = 0;
-    for (const int input : op.inputs) {
-      input_on_disk = std::max(input_on_disk, on_disk(ops[static_cast<std::size_t>(input)]));
-    }
-    cost += static_cast<double>(op.bytes_read + op.bytes_written) +
-            65536.0 * (static_cast<double>(op.chunk_writes) * on_disk(op) +
-                       static_cast<double>(op.chunk_reads) * input_on_disk);
-  }
-  return cost;
-}
-
-// The smallest chunk an intermediate keeps on disk, in bytes (max: none).
-std::int64_t SmallestDiskChunk(const FinalizedPlan& plan) {
-  std::int64_t smallest = std::numeric_limits<std::int64_t>::max();
-  for (const OpInfo& op : plan.ops()) {
-    if (op.tier != Tier::kDisk && op.tier != Tier::kMixed) continue;
-    const Shape& chunks = op.disk_chunks.empty() ? op.chunks : op.disk_chunks;
-    std::int64_t bytes = op.dtype.itemsize();
-    for (std::size_t d = 0; d < chunks.size(); ++d) bytes *= std::min(chunks[d], op.shape[d]);
-    smallest = std::min(smallest, bytes);
-  }
-  return smallest;
-}
-
+// a byte less is refused (or costs more I/O than auto allows: tests/support/plan_io.hpp),
+// it never exceeds what the plan given all the memory requires, and every task of the
+// run measures within it.
 TEST(MemoryPromiseTest, AutoBudgetIsTheSmallestAndEveryTaskRunsWithinIt) {
   testing::TempDir dir("auto-budget");
   for (const Case& c : Cases()) {
@@ -232,14 +197,15 @@ TEST(MemoryPromiseTest, AutoBudgetIsTheSmallestAndEveryTaskRunsWithinIt) {
     ceiling.allowed_mem = automatic.total_mem;
     const FinalizedPlan wide = plan_at(ceiling);
     EXPECT_LE(budget, wide.required_allowed_mem());
-    const double io_limit = IoCost(wide) * 1.1;
-    EXPECT_LE(IoCost(plan), io_limit);
-    const std::int64_t floor = std::min(SmallestDiskChunk(wide), std::int64_t{2} << 20);
+    const double io_limit = testing::PlanIoCost(wide) * 1.1;
+    EXPECT_LE(testing::PlanIoCost(plan), io_limit);
+    const std::int64_t floor = std::min(testing::SmallestDiskChunk(wide), std::int64_t{2} << 20);
     Spec below = automatic;  // the same total_mem: it decides where intermediates live
     below.allowed_mem = budget - 1;
     try {
       const FinalizedPlan smaller = plan_at(below);
-      EXPECT_TRUE(IoCost(smaller) > io_limit || SmallestDiskChunk(smaller) < floor)
+      EXPECT_TRUE(testing::PlanIoCost(smaller) > io_limit ||
+                  testing::SmallestDiskChunk(smaller) < floor)
           << smaller.summary();
     } catch (const MemoryBudgetError&) {
     }

@@ -16,8 +16,8 @@ inline Spec Era5Spec() {
   return Spec::from({{"allowed_mem", "2.5GB"}, {"total_mem", "16GB"}, {"max_workers", "4"}});
 }
 
-// t2m as from_zarr reads it, planned under Era5Spec().
-inline Array Era5Temperature() {
+// t2m as from_zarr reads it, planned under `spec`.
+inline Array Era5Temperature(const Spec& spec = Era5Spec()) {
   auto store = std::make_shared<MemoryStore>();
   ZarrMetadata metadata;
   metadata.shape = {350640, 721, 1440};
@@ -25,7 +25,7 @@ inline Array Era5Temperature() {
   metadata.dtype = float32;
   metadata.compressor = ParseCodecSpec("blosc-lz4");
   ZarrArray::Create(store, "t2m", metadata);
-  return from_zarr(store, "t2m", Era5Spec());
+  return from_zarr(store, "t2m", spec);
 }
 
 }  // namespace tessera::testing
