@@ -1,37 +1,48 @@
 #include "vector_math.hpp"
 
 #include <cstdlib>
-#include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "vector_math_isa.hpp"
 
 namespace tessera::kernels {
-namespace {
+namespace vector_detail {
 
-enum class Isa { kNone, kAvx2, kAvx512 };
-
-Isa CpuIsa() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) {
-    return Isa::kAvx512;
-  }
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;
-  return Isa::kNone;
+const std::vector<InstructionSet>& SupportedInstructionSets() {
+  static const std::vector<InstructionSet> sets = [] {
+    std::vector<InstructionSet> found;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+      found.push_back({"avx2", Avx2Unary, Avx2Binary, Avx2Cast});
+    }
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) {
+      found.push_back({"avx512f", Avx512Unary, Avx512Binary, Avx512Cast});
+    }
+    return found;
+  }();
+  return sets;
 }
 
-// The CPU's, lowered by TESSERA_VECTOR_MATH (an unknown value is ignored).
-Isa ChosenIsa() {
-  static const Isa chosen = [] {
-    const Isa cpu = CpuIsa();
+}  // namespace vector_detail
+
+namespace {
+
+using vector_detail::InstructionSet;
+
+// The widest set the CPU has, or the one TESSERA_VECTOR_MATH names when the CPU has it
+// ("none": null; an unknown name or a wider set than the CPU has: the widest).
+const InstructionSet* Chosen() {
+  static const InstructionSet* const chosen = []() -> const InstructionSet* {
+    const std::vector<InstructionSet>& sets = vector_detail::SupportedInstructionSets();
+    const InstructionSet* widest = sets.empty() ? nullptr : &sets.back();
     const char* asked = std::getenv("TESSERA_VECTOR_MATH");
-    if (asked == nullptr) return cpu;
-    const std::string name = asked;
-    const Isa wanted = name == "none"      ? Isa::kNone
-                       : name == "avx2"    ? Isa::kAvx2
-                       : name == "avx512f" ? Isa::kAvx512
-                                           : cpu;
-    return static_cast<int>(wanted) < static_cast<int>(cpu) ? wanted : cpu;
+    if (asked == nullptr) return widest;
+    if (std::string_view(asked) == "none") return nullptr;
+    for (const InstructionSet& set : sets) {
+      if (set.name == asked) return &set;
+    }
+    return widest;
   }();
   return chosen;
 }
@@ -41,16 +52,15 @@ bool Covered(DType input) { return input == float32 || input == float64; }
 // One element through a kernel just looked up: the pages of SLEEF's code and tables it
 // runs are faulted in now (at a node's construction), not in the first task that runs
 // it, where they would count as that task's unaccounted memory.
-alignas(64) thread_local double warm_in[2] = {1.0, 1.0};
-alignas(64) thread_local double warm_out[2] = {};
-
 template <class Kernel>
 Kernel Warmed(Kernel kernel) {
+  alignas(64) double in[2] = {1.0, 1.0};
+  alignas(64) double out[2] = {};
   if (kernel == nullptr) return kernel;
   if constexpr (std::is_same_v<Kernel, BinaryKernel>) {
-    kernel(warm_in, warm_in, warm_out, 1);
+    kernel(in, in, out, 1);
   } else {
-    kernel(warm_in, warm_out, 1);
+    kernel(in, out, 1);
   }
   return kernel;
 }
@@ -58,53 +68,23 @@ Kernel Warmed(Kernel kernel) {
 }  // namespace
 
 UnaryKernel VectorUnaryKernel(UnaryOp op, DType input) {
-  if (!Covered(input)) return nullptr;
-  switch (ChosenIsa()) {
-    case Isa::kAvx512:
-      return Warmed(vector_detail::Avx512Unary(op, input == float64));
-    case Isa::kAvx2:
-      return Warmed(vector_detail::Avx2Unary(op, input == float64));
-    case Isa::kNone:
-      break;
-  }
-  return nullptr;
+  const InstructionSet* set = Chosen();
+  return set != nullptr && Covered(input) ? Warmed(set->unary(op, input == float64)) : nullptr;
 }
 
 BinaryKernel VectorBinaryKernel(BinaryOp op, DType input) {
-  if (!Covered(input)) return nullptr;
-  switch (ChosenIsa()) {
-    case Isa::kAvx512:
-      return Warmed(vector_detail::Avx512Binary(op, input == float64));
-    case Isa::kAvx2:
-      return Warmed(vector_detail::Avx2Binary(op, input == float64));
-    case Isa::kNone:
-      break;
-  }
-  return nullptr;
+  const InstructionSet* set = Chosen();
+  return set != nullptr && Covered(input) ? Warmed(set->binary(op, input == float64)) : nullptr;
 }
 
 CastKernel VectorCastKernel(DType from, DType to) {
-  switch (ChosenIsa()) {
-    case Isa::kAvx512:
-      return vector_detail::Avx512Cast(from, to);
-    case Isa::kAvx2:
-      return vector_detail::Avx2Cast(from, to);
-    case Isa::kNone:
-      break;
-  }
-  return nullptr;
+  const InstructionSet* set = Chosen();
+  return set != nullptr ? set->cast(from, to) : nullptr;
 }
 
 std::string_view VectorMathIsa() {
-  switch (ChosenIsa()) {
-    case Isa::kAvx512:
-      return "avx512f";
-    case Isa::kAvx2:
-      return "avx2";
-    case Isa::kNone:
-      break;
-  }
-  return "none";
+  const InstructionSet* set = Chosen();
+  return set != nullptr ? set->name : "none";
 }
 
 }  // namespace tessera::kernels

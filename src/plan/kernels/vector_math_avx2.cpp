@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <limits>
 
-#include "tessera/core/scalar.hpp"
 #include "vector_math_isa.hpp"
 #include "vector_math_loops.hpp"
 
@@ -68,21 +67,16 @@ struct Double4 {
   static V ZeroAbove(V x, T bound) { return _mm256_andnot_pd(Above(x, bound), x); }
 };
 
-// float32 -> int32 with GetCastKernel's rules (see vector_math_avx512.cpp).
-void Float32ToInt32(const void* in, void* out, std::int64_t n) {
-  const auto* source = static_cast<const float*>(in);
-  auto* target = static_cast<std::int32_t*>(out);
-  const __m256 limit = _mm256_set1_ps(2147483648.0f);
-  const __m256i most = _mm256_set1_epi32(std::numeric_limits<std::int32_t>::max());
-  std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 x = _mm256_loadu_ps(source + i);
-    __m256i r = _mm256_cvttps_epi32(x);
-    r = _mm256_blendv_epi8(r, most, _mm256_castps_si256(_mm256_cmp_ps(x, limit, _CMP_GE_OQ)));
-    r = _mm256_and_si256(r, _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_ORD_Q)));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(target + i), r);
-  }
-  for (; i < n; ++i) target[i] = CastElement<std::int32_t>(source[i]);
+// One register of float32 -> int32 with GetCastKernel's rules (see
+// vector_math_avx512.cpp).
+void Float32ToInt32(const float* in, std::int32_t* out) {
+  const __m256 x = _mm256_loadu_ps(in);
+  __m256i r = _mm256_cvttps_epi32(x);
+  r = _mm256_blendv_epi8(
+      r, _mm256_set1_epi32(std::numeric_limits<std::int32_t>::max()),
+      _mm256_castps_si256(_mm256_cmp_ps(x, _mm256_set1_ps(2147483648.0f), _CMP_GE_OQ)));
+  r = _mm256_and_si256(r, _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_ORD_Q)));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), r);
 }
 
 }  // namespace
@@ -127,7 +121,7 @@ BinaryKernel Avx2Binary(BinaryOp op, bool is_double) {
 }
 
 CastKernel Avx2Cast(DType from, DType to) {
-  if (from == float32 && to == int32) return &Float32ToInt32;
+  if (from == float32 && to == int32) return &CastLoop<float, std::int32_t, 8, Float32ToInt32>;
   return nullptr;
 }
 

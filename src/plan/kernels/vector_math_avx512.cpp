@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <limits>
 
-#include "tessera/core/scalar.hpp"
 #include "vector_math_isa.hpp"
 #include "vector_math_loops.hpp"
 
@@ -70,24 +69,17 @@ struct Double8 {
   }
 };
 
-// float -> int with GetCastKernel's rules: truncation gives the integer "indefinite"
-// value (the type's minimum) out of range and for NaN, which is right below the range;
-// lanes at or above 2^(bits-1) take the maximum, NaN lanes 0. The tail as the scalar loop.
-void Float32ToInt32(const void* in, void* out, std::int64_t n) {
-  const auto* source = static_cast<const float*>(in);
-  auto* target = static_cast<std::int32_t*>(out);
-  const __m512 limit = _mm512_set1_ps(2147483648.0f);
-  const __m512i most = _mm512_set1_epi32(std::numeric_limits<std::int32_t>::max());
-  std::int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512 x = _mm512_loadu_ps(source + i);
-    // The zero-masked forms, every lane kept: GCC 12's plain ones pass an undefined
-    // source that -Wmaybe-uninitialized reports. NaN lanes are masked to 0 here.
-    __m512i r = _mm512_maskz_cvttps_epi32(_mm512_cmp_ps_mask(x, x, _CMP_ORD_Q), x);
-    r = _mm512_mask_mov_epi32(r, _mm512_cmp_ps_mask(x, limit, _CMP_GE_OQ), most);
-    _mm512_storeu_si512(target + i, r);
-  }
-  for (; i < n; ++i) target[i] = CastElement<std::int32_t>(source[i]);
+// float -> int with GetCastKernel's rules, one register at a time (CastLoop): truncation
+// gives the integer "indefinite" value (the type's minimum) out of range, which is right
+// below the range; lanes at or above 2^(bits-1) take the maximum, NaN lanes 0. The
+// zero-masked conversions, every number lane kept: GCC 12's plain ones pass an undefined
+// source that -Wmaybe-uninitialized reports.
+void Float32ToInt32(const float* in, std::int32_t* out) {
+  const __m512 x = _mm512_loadu_ps(in);
+  const __m512i r = _mm512_maskz_cvttps_epi32(_mm512_cmp_ps_mask(x, x, _CMP_ORD_Q), x);
+  _mm512_storeu_si512(out, _mm512_mask_mov_epi32(
+                               r, _mm512_cmp_ps_mask(x, _mm512_set1_ps(2147483648.0f), _CMP_GE_OQ),
+                               _mm512_set1_epi32(std::numeric_limits<std::int32_t>::max())));
 }
 
 // Eight float64 lanes to int64 by the rule (NaN -> 0, the maximum from 2^63 up).
@@ -98,28 +90,16 @@ __m512i Float64ToInt64Lanes(__m512d x) {
       r, _mm512_cmp_pd_mask(x, _mm512_set1_pd(9223372036854775808.0), _CMP_GE_OQ), most);
 }
 
-void Float64ToInt64(const void* in, void* out, std::int64_t n) {
-  const auto* source = static_cast<const double*>(in);
-  auto* target = static_cast<std::int64_t*>(out);
-  std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    _mm512_storeu_si512(target + i, Float64ToInt64Lanes(_mm512_loadu_pd(source + i)));
-  }
-  for (; i < n; ++i) target[i] = CastElement<std::int64_t>(source[i]);
+void Float64ToInt64(const double* in, std::int64_t* out) {
+  _mm512_storeu_si512(out, Float64ToInt64Lanes(_mm512_loadu_pd(in)));
 }
 
 // Through int64, then narrowed with signed saturation: the int32 range's ends.
-void Float64ToInt32(const void* in, void* out, std::int64_t n) {
-  const auto* source = static_cast<const double*>(in);
-  auto* target = static_cast<std::int32_t*>(out);
-  std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m512i wide = Float64ToInt64Lanes(_mm512_loadu_pd(source + i));
-    const __m256i narrow =
-        _mm512_mask_cvtsepi64_epi32(_mm256_setzero_si256(), static_cast<__mmask8>(0xFF), wide);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(target + i), narrow);
-  }
-  for (; i < n; ++i) target[i] = CastElement<std::int32_t>(source[i]);
+void Float64ToInt32(const double* in, std::int32_t* out) {
+  const __m256i narrow =
+      _mm512_mask_cvtsepi64_epi32(_mm256_setzero_si256(), static_cast<__mmask8>(0xFF),
+                                  Float64ToInt64Lanes(_mm512_loadu_pd(in)));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), narrow);
 }
 
 }  // namespace
@@ -164,9 +144,9 @@ BinaryKernel Avx512Binary(BinaryOp op, bool is_double) {
 }
 
 CastKernel Avx512Cast(DType from, DType to) {
-  if (from == float32 && to == int32) return &Float32ToInt32;
-  if (from == float64 && to == int32) return &Float64ToInt32;
-  if (from == float64 && to == int64) return &Float64ToInt64;
+  if (from == float32 && to == int32) return &CastLoop<float, std::int32_t, 16, Float32ToInt32>;
+  if (from == float64 && to == int32) return &CastLoop<double, std::int32_t, 8, Float64ToInt32>;
+  if (from == float64 && to == int64) return &CastLoop<double, std::int64_t, 8, Float64ToInt64>;
   return nullptr;
 }
 

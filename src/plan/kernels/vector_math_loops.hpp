@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "elementwise_kernels.hpp"
+#include "tessera/core/scalar.hpp"
 
 // The SLEEF functions by op: X(Kernel, SLEEF name, accuracy suffix, <cmath> name, bound).
 // SLEEF's sin, cos and tan reduce their arguments one way while every lane of a register
@@ -147,46 +148,54 @@ void BinaryRegister(const typename Lanes::T* a, const typename Lanes::T* b,
   Lanes::Store(out, Lanes::Load(rs));
 }
 
-// out[i] = a[i] op b[i], for the correctly rounded arithmetic (nothing to redo).
+// One register of out = a op b, for the correctly rounded arithmetic (nothing to redo).
 template <class Lanes, auto kFn>
-void ArithmeticLoop(const void* a, const void* b, void* out, std::int64_t n) {
+void ArithmeticRegister(const typename Lanes::T* a, const typename Lanes::T* b,
+                        typename Lanes::T* out) {
+  Lanes::Store(out, kFn(Lanes::Load(a), Lanes::Load(b)));
+}
+
+// out[i] = a[i] op b[i] by kRegister(a, b, out) on whole registers, then the tail
+// through padded ones (out may alias a: each register is loaded before it is stored).
+template <class Lanes, auto kRegister>
+void EachRegisterOfTwo(const void* a, const void* b, void* out, std::int64_t n) {
   using T = typename Lanes::T;
   const T* left = static_cast<const T*>(a);
   const T* right = static_cast<const T*>(b);
   T* target = static_cast<T*>(out);
   std::int64_t i = 0;
-  for (; i + Lanes::kWidth <= n; i += Lanes::kWidth) {
-    Lanes::Store(target + i, kFn(Lanes::Load(left + i), Lanes::Load(right + i)));
-  }
+  for (; i + Lanes::kWidth <= n; i += Lanes::kWidth) kRegister(left + i, right + i, target + i);
   if (i < n) {
     T left_lanes[Lanes::kWidth] = {};
     T right_lanes[Lanes::kWidth] = {};
     std::copy(left + i, left + n, left_lanes);
     std::copy(right + i, right + n, right_lanes);
-    Lanes::Store(left_lanes, kFn(Lanes::Load(left_lanes), Lanes::Load(right_lanes)));
+    kRegister(left_lanes, right_lanes, left_lanes);
     std::copy(left_lanes, left_lanes + (n - i), target + i);
   }
 }
 
-// out[i] = fn(a[i], b[i]) (out may alias a).
+// out[i] = fn(a[i], b[i]), glibc answering where SLEEF falls short (BinaryRegister).
 template <class Lanes, auto kFn, auto kScalar>
 void BinaryLoop(const void* a, const void* b, void* out, std::int64_t n) {
-  using T = typename Lanes::T;
-  const T* left = static_cast<const T*>(a);
-  const T* right = static_cast<const T*>(b);
-  T* target = static_cast<T*>(out);
+  EachRegisterOfTwo<Lanes, &BinaryRegister<Lanes, kFn, kScalar>>(a, b, out, n);
+}
+
+// out[i] = a[i] op b[i] for add, subtract, multiply and divide.
+template <class Lanes, auto kFn>
+void ArithmeticLoop(const void* a, const void* b, void* out, std::int64_t n) {
+  EachRegisterOfTwo<Lanes, &ArithmeticRegister<Lanes, kFn>>(a, b, out, n);
+}
+
+// astype from float to integer, with GetCastKernel's rules: kRegister(in, out) converts
+// one register of From to To; the tail goes element by element as the scalar loop does.
+template <class From, class To, int kWidth, auto kRegister>
+void CastLoop(const void* in, void* out, std::int64_t n) {
+  const From* source = static_cast<const From*>(in);
+  To* target = static_cast<To*>(out);
   std::int64_t i = 0;
-  for (; i + Lanes::kWidth <= n; i += Lanes::kWidth) {
-    BinaryRegister<Lanes, kFn, kScalar>(left + i, right + i, target + i);
-  }
-  if (i < n) {
-    T left_lanes[Lanes::kWidth] = {};
-    T right_lanes[Lanes::kWidth] = {};
-    std::copy(left + i, left + n, left_lanes);
-    std::copy(right + i, right + n, right_lanes);
-    BinaryRegister<Lanes, kFn, kScalar>(left_lanes, right_lanes, left_lanes);
-    std::copy(left_lanes, left_lanes + (n - i), target + i);
-  }
+  for (; i + kWidth <= n; i += kWidth) kRegister(source + i, target + i);
+  for (; i < n; ++i) target[i] = CastElement<To>(source[i]);
 }
 
 template <class Lanes>

@@ -26,26 +26,8 @@
 namespace tessera::kernels {
 namespace {
 
-struct Isa {
-  std::string name;
-  UnaryKernel (*unary)(UnaryOp, bool);
-  BinaryKernel (*binary)(BinaryOp, bool);
-  CastKernel (*cast)(DType, DType);
-};
-
-std::vector<Isa> IsasOfThisCpu() {
-  std::vector<Isa> isas;
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    isas.push_back(
-        {"avx2", vector_detail::Avx2Unary, vector_detail::Avx2Binary, vector_detail::Avx2Cast});
-  }
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) {
-    isas.push_back({"avx512f", vector_detail::Avx512Unary, vector_detail::Avx512Binary,
-                    vector_detail::Avx512Cast});
-  }
-  return isas;
-}
+using Isa = vector_detail::InstructionSet;
+using vector_detail::SupportedInstructionSets;
 
 // Distance in representable values; +0 and -0 are one apart.
 template <class T>
@@ -212,7 +194,7 @@ void CheckBinary(const Isa& isa, const BinaryCase& c, std::mt19937_64& rng) {
 }
 
 TEST(VectorMath, EveryOpOnEveryInstructionSetOfThisCpuAgreesWithGlibc) {
-  const std::vector<Isa> isas = IsasOfThisCpu();
+  const std::vector<Isa>& isas = SupportedInstructionSets();
   if (isas.empty()) GTEST_SKIP() << "this CPU has neither AVX2 with FMA nor AVX-512F";
   std::mt19937_64 rng(testing::TestSeed());
   for (const Isa& isa : isas) {
@@ -247,7 +229,7 @@ void CheckLanesIndependent(const Isa& isa, UnaryOp op, std::mt19937_64& rng) {
 
 TEST(VectorMath, ALanesResultDoesNotDependOnItsNeighbours) {
   std::mt19937_64 rng(testing::TestSeed());
-  for (const Isa& isa : IsasOfThisCpu()) {
+  for (const Isa& isa : SupportedInstructionSets()) {
     for (const UnaryCase& c : UnaryCases()) {
       CheckLanesIndependent<float>(isa, c.op, rng);
       CheckLanesIndependent<double>(isa, c.op, rng);
@@ -283,7 +265,7 @@ void CheckArithmetic(const Isa& isa, std::mt19937_64& rng) {
 
 TEST(VectorMath, ArithmeticIsBitForBitTheScalarOperators) {
   std::mt19937_64 rng(testing::TestSeed());
-  for (const Isa& isa : IsasOfThisCpu()) {
+  for (const Isa& isa : SupportedInstructionSets()) {
     CheckArithmetic<float>(isa, rng);
     CheckArithmetic<double>(isa, rng);
   }
@@ -316,7 +298,7 @@ void CheckCast(const Isa& isa, std::mt19937_64& rng) {
 
 TEST(VectorMath, CastsFromFloatToIntegerAreBitForBitTheScalarRule) {
   std::mt19937_64 rng(testing::TestSeed());
-  for (const Isa& isa : IsasOfThisCpu()) {
+  for (const Isa& isa : SupportedInstructionSets()) {
     CheckCast<float, std::int32_t>(isa, rng);
     CheckCast<double, std::int32_t>(isa, rng);
     CheckCast<double, std::int64_t>(isa, rng);
@@ -329,8 +311,8 @@ TEST(VectorMath, CastsFromFloatToIntegerAreBitForBitTheScalarRule) {
 }
 
 TEST(VectorMath, KernelsAreThoseOfTheWidestInstructionSetAndOnlyForFloats) {
-  const std::vector<Isa> isas = IsasOfThisCpu();
-  const std::string widest = isas.empty() ? "none" : isas.back().name;
+  const std::vector<Isa>& isas = SupportedInstructionSets();
+  const std::string_view widest = isas.empty() ? std::string_view("none") : isas.back().name;
   // TESSERA_VECTOR_MATH may lower the choice, never raise it.
   const char* asked = std::getenv("TESSERA_VECTOR_MATH");
   if (asked == nullptr) {
