@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "op_output.hpp"
 #include "region_copy.hpp"
@@ -192,15 +193,10 @@ class SplitTierOutput : public OpOutput {
   // The blocks in RAM come first in C order, so the region's first block (the one with
   // the lowest position) and its last (the highest) say which parts it touches.
   const OpOutput* SinglePart(const Region& region) const {
-    if (ShapeSize(region.shape) == 0) return nullptr;
-    Shape first(region.shape.size());
-    Shape last(region.shape.size());
-    for (std::size_t d = 0; d < region.shape.size(); ++d) {
-      first[d] = region.start[d] / grid_.chunks()[d];
-      last[d] = (region.start[d] + region.shape[d] - 1) / grid_.chunks()[d];
-    }
-    if (!InMemory(first)) return disk_.get();
-    if (InMemory(last)) return memory_.get();
+    const std::vector<Shape> kinds = DistinctTouchedBlocks(grid_, region);  // in C order
+    if (kinds.empty()) return nullptr;
+    if (!InMemory(kinds.front())) return disk_.get();
+    if (InMemory(kinds.back())) return memory_.get();
     return nullptr;
   }
 
