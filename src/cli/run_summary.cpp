@@ -136,7 +136,7 @@ void WriteHowToOpen(std::ostream& out, const fs::path& target, bool has_dimensio
   std::error_code error;
   bool in_group = !group.empty() && fs::exists(group / ".zgroup", error);
   if (!group.empty() && !in_group && fs::exists(group / "zarr.json", error)) {
-    in_group = IsZarrGroup(*DirectoryStore::Open(group, {.create = false}), "");
+    in_group = IsReadableZarrGroup(*DirectoryStore::Open(group, {.create = false}));
   }
   if (in_group && has_dimension_names) {
     out << "or with xarray, as the variable " << target.filename().string() << " of the group "

@@ -100,6 +100,12 @@ class ZarrTargetOutput : public ZarrOutput {
   }
 
   void Prepare() override {
+    // --consolidated needs whatever metadata OUT's parent has to be Zarr's: refused here
+    // (IsZarrGroup's FormatError names the file), before any task runs, not after the
+    // array is in place.
+    if (target_.consolidated) {
+      ForParentGroup([](Store& store, const std::string& group) { IsZarrGroup(store, group); });
+    }
     if (target_.store != nullptr) {
       OpenOrCreate(target_.store, target_.path, target_.resume);
       return;
@@ -144,9 +150,8 @@ class ZarrTargetOutput : public ZarrOutput {
 
   void Commit() override {
     if (target_.store != nullptr) {
-      const std::size_t slash = target_.path.rfind('/');
-      UpdateGroupMetadata(*target_.store,
-                          slash == std::string::npos ? "" : target_.path.substr(0, slash));
+      ForParentGroup(
+          [this](Store& store, const std::string& group) { UpdateGroupMetadata(store, group); });
       return;
     }
     // Move the finished array into place; an older array there goes only once the new
@@ -188,28 +193,41 @@ class ZarrTargetOutput : public ZarrOutput {
     RemoveQuietly(partial);
     if (moved_previous) RemoveQuietly(previous);
     array_ = std::make_shared<const ZarrArray>(ZarrArray::Open(DirectoryStore::Open(directory)));
-    const fs::path parent = directory.has_parent_path() ? directory.parent_path() : fs::path(".");
-    std::error_code error;
-    if (fs::is_directory(parent, error)) {
-      UpdateGroupMetadata(*DirectoryStore::Open(parent, {.create = false}), "");
-    }
+    ForParentGroup(
+        [this](Store& store, const std::string& group) { UpdateGroupMetadata(store, group); });
   }
   void Release() override {}
 
  private:
+  // Calls fn(store, group) for where the group OUT is a member of would be: OUT's parent
+  // key in the target's store, or OUT's parent directory (when there is one).
+  template <class Fn>
+  void ForParentGroup(Fn&& fn) const {
+    if (target_.store != nullptr) {
+      const std::size_t slash = target_.path.rfind('/');
+      fn(*target_.store,
+         slash == std::string::npos ? std::string() : target_.path.substr(0, slash));
+      return;
+    }
+    const fs::path& directory = target_.directory;
+    const fs::path parent = directory.has_parent_path() ? directory.parent_path() : fs::path(".");
+    std::error_code error;
+    if (fs::is_directory(parent, error)) {
+      fn(*DirectoryStore::Open(parent, {.create = false}), std::string());
+    }
+  }
+
   // Writes the consolidated metadata of the group at `group` in `store`, the array now
   // being in it, when asked to or when the group has some already (it would hide the
   // array from readers that trust it).
   // A parent whose metadata is not Zarr's (a stray zarr.json) is no group to update,
-  // unless consolidation was asked for.
+  // unless consolidation was asked for (IsZarrGroup's FormatError then says why not).
   void UpdateGroupMetadata(Store& store, const std::string& group) const {
-    try {
-      if (!IsZarrGroup(store, group)) return;
-      if (target_.consolidated || HasConsolidatedMetadata(store, group)) {
-        ConsolidateZarrGroup(store, group);
-      }
-    } catch (const FormatError&) {
-      if (target_.consolidated) throw;
+    const bool in_group =
+        target_.consolidated ? IsZarrGroup(store, group) : IsReadableZarrGroup(store, group);
+    if (!in_group) return;
+    if (target_.consolidated || HasConsolidatedMetadata(store, group)) {
+      ConsolidateZarrGroup(store, group);
     }
   }
 

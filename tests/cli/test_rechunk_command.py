@@ -242,6 +242,30 @@ def test_bare_array_report_says_how_to_open_it(tessera_bin, tmp_path, series):
     np.testing.assert_array_equal(target[...], values)
 
 
+@pytest.mark.parametrize("consolidated", [False, True])
+def test_a_stray_zarr_json_beside_out_is_no_group(tessera_bin, tmp_path, series, consolidated):
+    """A folder whose zarr.json is someone else's file, not Zarr's: the array is written
+    into it as a bare array, with no group to update or to name; asked to consolidate,
+    the run refuses, naming the file, and leaves no array."""
+    source, values = series
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "zarr.json").write_text('{"hello": 1}')
+    out = folder / "out"
+    args = ["rechunk", source, out, "--chunks", "96,10,10", "--allowed-mem", "300kB", "--quiet"]
+    result = run(tessera_bin, *args, *(["--consolidated"] if consolidated else []))
+    if consolidated:
+        assert result.returncode != 0
+        assert "zarr.json" in result.stderr and "node_type" in result.stderr, result.stderr
+        assert not out.exists()
+    else:
+        assert result.returncode == 0, result.stderr
+        assert "zarr.open(" in result.stdout
+        assert "of the group" not in result.stdout
+        np.testing.assert_array_equal(zarr.open_array(str(out), mode="r")[...], values)
+    assert (folder / "zarr.json").read_text() == '{"hello": 1}'
+
+
 @pytest.mark.parametrize("codec,expected", [
     ("raw", None),
     ("none", None),

@@ -40,6 +40,11 @@ struct ZarrGroupMembers {
 // metadata (naming the document), and the store's errors.
 ZarrGroupMembers ListZarrGroup(const Store& store, std::string_view path = "");
 
+// True when `path` holds a group whose metadata parses (IsZarrGroup); false, not
+// FormatError, when a .zgroup or zarr.json there is not Zarr's (a stranger's file in a
+// folder an array is written into: no group to update or to name).
+bool IsReadableZarrGroup(const Store& store, std::string_view path = "");
+
 // True when the group at `path` carries consolidated metadata.
 bool HasConsolidatedMetadata(const Store& store, std::string_view path = "");
 

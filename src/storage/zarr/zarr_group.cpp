@@ -241,4 +241,12 @@ bool IsZarrGroup(const Store& store, std::string_view path) {
   return NodeAt(store, std::string(path)) == NodeType::kGroup;
 }
 
+bool IsReadableZarrGroup(const Store& store, std::string_view path) {
+  try {
+    return IsZarrGroup(store, path);
+  } catch (const FormatError&) {
+    return false;
+  }
+}
+
 }  // namespace tessera
