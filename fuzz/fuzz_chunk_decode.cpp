@@ -67,6 +67,8 @@
 #include <utility>
 #include <vector>
 
+#include "little_endian.hpp"
+#include "region_reference.hpp"
 #include "tessera/core/buffer.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/ndarray.hpp"
@@ -173,10 +175,18 @@ void FuzzCodec(const std::uint8_t* data, std::size_t size, bool round_trip) {
 // ---------------------------------------------------------------------------------------
 // Shared by the shard modes.
 
-void StoreLe32(std::uint32_t value, std::byte* out) {
-  for (int byte = 0; byte < 4; ++byte) {
-    out[byte] = static_cast<std::byte>((value >> (8 * byte)) & 0xffu);
+// What `read` returns, or nothing when it refuses the data (FormatError, StorageError);
+// a refusal when `must_succeed` (a whole read of the same data succeeded) is a defect.
+template <class Read>
+std::optional<tessera::NDArray> ReadUnlessBad(bool must_succeed, const char* what, Read&& read) {
+  try {
+    return read();
+  } catch (const tessera::FormatError& error) {
+    if (must_succeed) Fail(what, error.what());
+  } catch (const tessera::StorageError& error) {
+    if (must_succeed) Fail(what, error.what());
   }
+  return std::nullopt;
 }
 
 std::uint64_t LoadU64(const std::byte* in, bool big_endian) {
@@ -195,14 +205,14 @@ void FixIndexChecksum(const tessera::ShardIndexLayout& layout, std::vector<std::
   if (!layout.checksum || shard.size() < index_bytes) return;
   std::byte* const index = shard.data() + (layout.at_end ? shard.size() - index_bytes : 0);
   const std::span<const std::byte> pairs(index, index_bytes - 4);
-  StoreLe32(tessera::Crc32cOf(pairs), index + index_bytes - 4);
+  tessera::codecs::StoreLittleEndian32(tessera::Crc32cOf(pairs), index + index_bytes - 4);
 }
 
 // Rewrites a value's trailing crc32c (the crc32c codec's framing).
 void FixTrailingChecksum(std::vector<std::byte>& value) {
   if (value.size() < 4) return;
   const std::span<const std::byte> data(value.data(), value.size() - 4);
-  StoreLe32(tessera::Crc32cOf(data), value.data() + data.size());
+  tessera::codecs::StoreLittleEndian32(tessera::Crc32cOf(data), value.data() + data.size());
 }
 
 // ---------------------------------------------------------------------------------------
@@ -473,31 +483,6 @@ tessera::Region RegionFrom(const Shape& shape, std::uint8_t seed) {
   return region;
 }
 
-// Elements of `full` (C order) in `region`, as one C-order byte string.
-std::vector<std::byte> Slice(const tessera::NDArray& full, const tessera::Region& region) {
-  const auto itemsize = static_cast<std::size_t>(full.dtype().itemsize());
-  const Shape& shape = full.shape();
-  const std::size_t ndim = shape.size();
-  std::vector<std::byte> out;
-  Index count = 1;
-  for (const Index extent : region.shape) count *= extent;
-  Shape position(ndim, 0);
-  for (Index linear = 0; linear < count; ++linear) {
-    Index rest = linear;
-    Index offset = 0;
-    Index stride = 1;
-    for (std::size_t dim = ndim; dim-- > 0;) {
-      position[dim] = rest % region.shape[dim];
-      rest /= region.shape[dim];
-      offset += (region.start[dim] + position[dim]) * stride;
-      stride *= shape[dim];
-    }
-    const std::byte* element = full.bytes().data() + static_cast<std::size_t>(offset) * itemsize;
-    out.insert(out.end(), element, element + itemsize);
-  }
-  return out;
-}
-
 // The block of a chunk key of the default encoding ("c/1/0"; "c" for a 0-d array).
 Shape BlockOfKey(const std::string& key) {
   Shape block;
@@ -554,48 +539,24 @@ void FuzzShardedArray(const std::uint8_t* data, std::size_t size) {
 
   // The metadata is valid: opening must work whatever the shards hold.
   const tessera::ZarrArray array = tessera::ZarrArray::Open(store);
-  std::optional<tessera::NDArray> full;
-  try {
-    full = array.Read(/*max_threads=*/1);
-  } catch (const tessera::FormatError&) {
-  } catch (const tessera::StorageError&) {
-  }
+  const std::optional<tessera::NDArray> full =
+      ReadUnlessBad(false, "", [&] { return array.Read(/*max_threads=*/1); });
   const tessera::Region region = RegionFrom(array.metadata().shape, data[5]);
-  std::optional<tessera::NDArray> part;
-  try {
-    part = array.ReadRegion(region, region_threads);
-  } catch (const tessera::FormatError& error) {
-    if (full) Fail("Read() succeeds but ReadRegion() of part of it fails", error.what());
-  } catch (const tessera::StorageError& error) {
-    if (full) Fail("Read() succeeds but ReadRegion() of part of it fails", error.what());
-  }
-  if (full && part) {
-    const std::vector<std::byte> expected = Slice(*full, region);
-    if (expected.size() != part->bytes().size() ||
-        (!expected.empty() &&
-         std::memcmp(expected.data(), part->bytes().data(), expected.size()) != 0)) {
-      Fail("ReadRegion() differs from that part of Read()",
-           "start " + tessera::ShapeToString(region.start) + " shape " +
-               tessera::ShapeToString(region.shape) + " threads " + std::to_string(region_threads));
-    }
+  const std::optional<tessera::NDArray> part =
+      ReadUnlessBad(full.has_value(), "Read() succeeds but ReadRegion() of part of it fails",
+                    [&] { return array.ReadRegion(region, region_threads); });
+  if (full && part && tessera::testing::Slice(*full, region) != *part) {
+    Fail("ReadRegion() differs from that part of Read()",
+         "start " + tessera::ShapeToString(region.start) + " shape " +
+             tessera::ShapeToString(region.shape) + " threads " + std::to_string(region_threads));
   }
   // The replaced shard on its own (ReadBlock: the whole block, read in place).
   const Shape block = BlockOfKey(target);
-  std::optional<tessera::NDArray> shard;
-  try {
-    shard = array.ReadBlock(block);
-  } catch (const tessera::FormatError& error) {
-    if (full) Fail("Read() succeeds but ReadBlock() fails", error.what());
-  } catch (const tessera::StorageError& error) {
-    if (full) Fail("Read() succeeds but ReadBlock() fails", error.what());
-  }
-  if (full && shard) {
-    const std::vector<std::byte> expected = Slice(*full, array.grid().BlockRegion(block));
-    if (expected.size() != shard->bytes().size() ||
-        (!expected.empty() &&
-         std::memcmp(expected.data(), shard->bytes().data(), expected.size()) != 0)) {
-      Fail("ReadBlock() differs from that part of Read()", target);
-    }
+  const std::optional<tessera::NDArray> shard =
+      ReadUnlessBad(full.has_value(), "Read() succeeds but ReadBlock() fails",
+                    [&] { return array.ReadBlock(block); });
+  if (full && shard && tessera::testing::Slice(*full, array.grid().BlockRegion(block)) != *shard) {
+    Fail("ReadBlock() differs from that part of Read()", target);
   }
 }
 

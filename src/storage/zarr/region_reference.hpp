@@ -3,6 +3,8 @@
 // Test-only, header-only.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
 #include <random>
 
 #include "tessera/core/chunk_grid.hpp"

@@ -1,6 +1,7 @@
 #include "region_walk.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace tessera::zarr_detail {
 
@@ -17,12 +18,17 @@ TouchedRange TouchedBlocks(const ChunkGrid& grid, const Region& region) {
 
 TouchedBox TouchedBoxAt(const ChunkGrid& grid, const Region& region, const TouchedRange& range,
                         Index linear) {
-  const std::size_t ndim = region.shape.size();
-  TouchedBox touched{Shape(ndim), Region{Shape(ndim), Shape(ndim)}, Shape(ndim)};
-  for (std::size_t dim = ndim; dim-- > 0;) {
-    touched.block[dim] = range.first[dim] + linear % range.counts[dim];
+  Shape block(region.shape.size());
+  for (std::size_t dim = block.size(); dim-- > 0;) {
+    block[dim] = range.first[dim] + linear % range.counts[dim];
     linear /= range.counts[dim];
   }
+  return TouchedBoxOf(grid, region, std::move(block));
+}
+
+TouchedBox TouchedBoxOf(const ChunkGrid& grid, const Region& region, Shape block) {
+  const std::size_t ndim = region.shape.size();
+  TouchedBox touched{std::move(block), Region{Shape(ndim), Shape(ndim)}, Shape(ndim)};
   for (std::size_t dim = 0; dim < ndim; ++dim) {
     const Index chunk = grid.chunks()[dim];
     const Index block_start = touched.block[dim] * chunk;
@@ -33,14 +39,6 @@ TouchedBox TouchedBoxAt(const ChunkGrid& grid, const Region& region, const Touch
     touched.out_start[dim] = begin - region.start[dim];
   }
   return touched;
-}
-
-Index LinearInRange(const TouchedRange& range, std::span<const Index> block) {
-  Index linear = 0;
-  for (std::size_t dim = 0; dim < block.size(); ++dim) {
-    linear = linear * range.counts[dim] + (block[dim] - range.first[dim]);
-  }
-  return linear;
 }
 
 Index ByteOffset(std::span<const Index> position, std::span<const Index> byte_strides) {

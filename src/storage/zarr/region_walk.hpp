@@ -36,8 +36,8 @@ TouchedRange TouchedBlocks(const ChunkGrid& grid, const Region& region);
 // The `linear`-th (C order) block of `range`.
 TouchedBox TouchedBoxAt(const ChunkGrid& grid, const Region& region, const TouchedRange& range,
                         Index linear);
-// The C-order position in `range` of `block`, one of the blocks it holds.
-Index LinearInRange(const TouchedRange& range, std::span<const Index> block);
+// The same for `block`, one of the blocks `region` touches.
+TouchedBox TouchedBoxOf(const ChunkGrid& grid, const Region& region, Shape block);
 
 // Byte offset of `position` given per-dimension byte strides.
 Index ByteOffset(std::span<const Index> position, std::span<const Index> byte_strides);

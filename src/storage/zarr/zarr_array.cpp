@@ -408,10 +408,9 @@ std::int64_t ZarrArray::ReadRegionScratchBytes(const Region& region,
   if (ShapeSize(region.shape) == 0) return 0;
   // The boxes ReadRegion walks, one of each kind: a block's scratch depends only on its
   // box, so the most any block needs is the most one of these needs.
-  const TouchedRange range = TouchedBlocks(grid_, region);
   const Index stored = std::min(max_stored_chunk, codec_->max_leaf_stored_bytes());
-  for (const Shape& block : DistinctTouchedBlocks(grid_, region)) {
-    const TouchedBox touched = TouchedBoxAt(grid_, region, range, LinearInRange(range, block));
+  for (Shape& block : DistinctTouchedBlocks(grid_, region)) {
+    const TouchedBox touched = zarr_detail::TouchedBoxOf(grid_, region, std::move(block));
     held.Grow(
         codec_->ReadScratch(touched.box, IsContiguousIn(region.shape, touched.box.shape), stored));
   }
