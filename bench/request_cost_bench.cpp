@@ -9,7 +9,6 @@
 // float64 chunk, the pipeline's per-byte work. The fixed part of a request is the time
 // of a 4 KiB value (its bytes are negligible); its price in bytes is that time at the
 // pipeline's rate. Prints the table and the price against the planner's constant.
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -19,17 +18,16 @@
 #include <utility>
 #include <vector>
 
+#include "bench_report.hpp"
+#include "request_cost.hpp"
 #include "tessera/core/buffer.hpp"
 #include "tessera/storage/codec.hpp"
 #include "tessera/storage/directory_store.hpp"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
+using bench::Clock;
+using bench::SecondsSince;
 
 struct RequestTimes {
   double fresh_write_us = 0;  // into a directory just made
@@ -45,7 +43,7 @@ RequestTimes TimeRequests(const std::filesystem::path& root, std::int64_t size, 
   auto write_all = [&] {
     const Clock::time_point start = Clock::now();
     for (int i = 0; i < count; ++i) store->Set("c/" + std::to_string(i), value);
-    return Seconds(start) / count * 1e6;
+    return SecondsSince(start) / count * 1e6;
   };
   RequestTimes times;
   times.fresh_write_us = write_all();
@@ -55,7 +53,7 @@ RequestTimes TimeRequests(const std::filesystem::path& root, std::int64_t size, 
   for (int i = 0; i < count; ++i) {
     if (!store->Get("c/" + std::to_string(i))) std::fprintf(stderr, "missing value %d\n", i);
   }
-  times.read_us = Seconds(start) / count * 1e6;
+  times.read_us = SecondsSince(start) / count * 1e6;
   std::filesystem::remove_all(root);
   return times;
 }
@@ -76,7 +74,7 @@ double PipelineBytesPerMicrosecond() {
     const tessera::Buffer encoded = codec->Encode(raw.span(), 8);
     codec->Decode(encoded.span(), out.span());
   }
-  return static_cast<double>(kBytes) * kRounds / (Seconds(start) * 1e6);
+  return static_cast<double>(kBytes) * kRounds / (SecondsSince(start) * 1e6);
 }
 
 }  // namespace
@@ -104,12 +102,15 @@ int main(int argc, char** argv) {
   }
   const double rate = PipelineBytesPerMicrosecond();
   std::printf("\npipeline (blosc-lz4 encode + decode, 8 MiB float64): %.2f GB/s\n", rate / 1e3);
+  const tessera::planner::RequestCost& planner = tessera::planner::kDirectoryRequestCost;
   for (const auto& [what, us] : {std::pair{"same directory again", fixed_us},
                                  std::pair{"fresh directory", fresh_fixed_us}}) {
     std::printf(
         "%s: fixed part of a request (4 KiB, write and read averaged) %.1f us, price %.0f KiB "
-        "(the planner's: 64 KiB), 32 requests' worth %.1f MiB (the planner's floor: 2 MiB)\n",
-        what, us, us * rate / 1024, us * rate * 32 / (1 << 20));
+        "(the planner's: %.0f KiB), 32 requests' worth %.1f MiB (the planner's floor: %.1f "
+        "MiB)\n",
+        what, us, us * rate / 1024, planner.request_bytes / 1024, us * rate * 32 / (1 << 20),
+        static_cast<double>(planner.chunk_floor) / (1 << 20));
   }
   return 0;
 }

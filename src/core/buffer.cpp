@@ -16,20 +16,23 @@ Buffer::Buffer(std::int64_t size) {
   if (size < 0) throw InvalidArgument("Buffer size must be >= 0, got " + std::to_string(size));
   if (size == 0) return;
   account_ = CurrentMemoryAccount();
+  internal::BufferBlock block;
+  auto allocate = [&] {
+    block = internal::AllocateBufferBlock(size);
+    data_ = block.data;
+    size_ = size;
+    if (account_ && block.fresh && size >= kTouchedFreshBytes) TouchFreshPages();
+  };
   // Under an account, a chunk-sized Buffer notes every page its allocation faulted in:
   // the allocator's own (a fresh block's header, its bookkeeping) and the block's.
-  const bool noted = account_ != nullptr && size >= kTouchedFreshBytes;
-  const std::int64_t faulted_before = noted ? ThreadFaultedBytes() : 0;
-  const internal::BufferBlock block = internal::AllocateBufferBlock(size);
-  data_ = block.data;
-  size_ = size;
+  if (account_ && size >= kTouchedFreshBytes) {
+    TouchAccountedMemory(allocate);
+  } else {
+    allocate();
+  }
   capacity_ = size;
   block_bytes_ = block.bytes;
   if (account_) account_->Charge(capacity_);
-  if (noted) {
-    if (block.fresh) TouchFreshPages();
-    account_->NoteFresh(ThreadFaultedBytes() - faulted_before);
-  }
 }
 
 void Buffer::TouchFreshPages() {

@@ -29,7 +29,7 @@ namespace {
 using Isa = vector_detail::InstructionSet;
 using vector_detail::SupportedInstructionSets;
 
-// Distance in representable values; +0 and -0 are one apart.
+// Distance in representable values; +0 and -0 are the same value (0 apart).
 template <class T>
 std::int64_t UlpDistance(T a, T b) {
   using Bits = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
