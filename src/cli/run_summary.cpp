@@ -53,10 +53,12 @@ void WriteSource(std::ostream& out, const std::string& label, const ZarrArray& a
   out << label << '\n';
   WriteRow(out, "format", "Zarr v" + std::to_string(metadata.zarr_format));
   WriteRow(out, "shape", ShapeToString(metadata.shape) + (dims.empty() ? "" : " (" + dims + ")"));
-  WriteRow(out, "dtype", std::string(metadata.dtype.name()) +
-                             (metadata.float16_storage ? " (stored as float16)" : ""));
-  WriteRow(out, "chunks", ShapeToString(metadata.read_chunks()) +
-                              (shards ? " (inner chunks: tasks read these)" : ""));
+  WriteRow(out, "dtype",
+           std::string(metadata.dtype.name()) +
+               (metadata.float16_storage ? " (stored as float16)" : ""));
+  WriteRow(
+      out, "chunks",
+      ShapeToString(metadata.read_chunks()) + (shards ? " (inner chunks: tasks read these)" : ""));
   if (shards) WriteRow(out, "shards", ShapeToString(*shards));
   WriteRow(out, "codec", DescribeCodecs(metadata));
   WriteRow(out, "size",
