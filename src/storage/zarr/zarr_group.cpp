@@ -83,11 +83,10 @@ std::optional<Consolidated> ReadConsolidated(const Store& store, const std::stri
     const Json* consolidated = Find(*node, "consolidated_metadata");
     if (consolidated == nullptr || consolidated->is_null()) return std::nullopt;
     const std::string where = store.DescribeKey(node_key);
-    const Json* metadata =
-        consolidated->is_object() ? Find(*consolidated, "metadata") : nullptr;
+    const Json* metadata = consolidated->is_object() ? Find(*consolidated, "metadata") : nullptr;
     if (metadata == nullptr || !metadata->is_object()) {
-      zarr_detail::Fail(where, "consolidated_metadata.metadata",
-                        "an object of member documents", metadata ? *metadata : *consolidated);
+      zarr_detail::Fail(where, "consolidated_metadata.metadata", "an object of member documents",
+                        metadata ? *metadata : *consolidated);
     }
     return Consolidated{3, *metadata, where};
   }
@@ -190,7 +189,8 @@ void ConsolidateZarrGroup(Store& store, std::string_view path) {
   if (v3) {
     for (const auto* names : {&members.arrays, &members.groups}) {
       for (const std::string& name : *names) {
-        std::optional<Json> document = ReadJson(store, JoinKey(JoinKey(group, name), kNodeDocument));
+        std::optional<Json> document =
+            ReadJson(store, JoinKey(JoinKey(group, name), kNodeDocument));
         if (!document) continue;  // a v2 member of a v3 group is not part of v3's metadata
         document->erase("consolidated_metadata");
         metadata[name] = std::move(*document);
