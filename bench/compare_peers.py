@@ -115,6 +115,11 @@ def run_once(tool, workload, scale, args):
     else:
         command = worker + [tool, workload, args.data, out, str(scale), args.allowed_mem]
     subprocess.run(["sync"], check=False)
+    if args.drop_caches:
+        # Every run from the same state: free memory plentiful, the inputs (only) cached.
+        with open("/proc/sys/vm/drop_caches", "w") as caches:
+            caches.write("3\n")
+        warm(workload, args.data, scale)
     code, stdout, stderr, wall, rss = child(command, env)
     record["peak_rss"] = rss
     if code != 0:
@@ -293,6 +298,9 @@ def main():
                         help="where inputs are kept between runs (needs about 40 GB at size 4)")
     parser.add_argument("--results", default=os.path.join(HERE, "results"))
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--drop-caches", action="store_true",
+                        help="before each run drop the page cache (needs root), then read its inputs "
+                        "once: every run starts from the same state")
     args = parser.parse_args()
     args.sizes = [float(s) for s in args.sizes.split(",")]
     args.workloads = args.workloads.split(",")
@@ -300,6 +308,8 @@ def main():
     unknown = [w for w in args.workloads if w not in WORKLOADS]
     if unknown:
         sys.exit(f"unknown workload {unknown[0]!r}: choose from {', '.join(WORKLOADS)}")
+    if args.drop_caches and not os.access("/proc/sys/vm/drop_caches", os.W_OK):
+        sys.exit("--drop-caches needs root (it writes /proc/sys/vm/drop_caches); run without it")
     os.makedirs(args.data, exist_ok=True)
     os.makedirs(args.results, exist_ok=True)
     log_path = os.path.join(args.results, "runs.jsonl")
