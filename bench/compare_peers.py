@@ -158,9 +158,8 @@ def run_all(args, log):
                             "import peer_work; peer_work.make_inputs(sys.argv[2], sys.argv[3], float(sys.argv[4]))",
                             HERE, workload, args.data, str(scale)], check=True)
             print(f"inputs of {workload} at {scale:g}: {time.perf_counter() - start:.0f} s", flush=True)
-        # One run not kept: after writing inputs the kernel is busy compacting memory for
-        # the huge pages large arrays ask for (numpy's as Tessera's), and that stall
-        # would fall on whichever run came first.
+        # One run not kept: the first run after the inputs are written pays for the state
+        # they leave (write-back, a full page cache to reclaim), whichever tool it is.
         warm(args.workloads[0], args.data, scale)
         run_once(next(t for t in WORKLOADS[args.workloads[0]] if t in args.tools), args.workloads[0], scale, args)
         for repeat in range(args.repeat):
