@@ -38,6 +38,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import peer_work  # noqa: E402
+from bench_util import measure, read_files  # noqa: E402
 
 COMPUTE_TOOLS = ["tessera", "tessera-cli", "dask", "dask-keep", "cubed", "numpy", "numpy-ram"]
 ZARR_TOOLS = ["tessera", "zarr-python", "zarrs", "tensorstore"]
@@ -88,19 +89,6 @@ def cli_command(workload, inputs, out, scale, allowed_mem):
             "--input", f"rh={inputs[1]}", "--output", result] + common
 
 
-def child(command, env):
-    """(exit code, stdout, stderr, wall seconds, peak RSS bytes) of one child alone."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=out, stderr=err, env=env)
-        _, status, usage = os.wait4(process.pid, 0)
-        wall = time.perf_counter() - start
-        out.seek(0)
-        err.seek(0)
-        return (os.waitstatus_to_exitcode(status), out.read().decode(), err.read().decode(), wall,
-                usage.ru_maxrss * 1024)
-
-
 def run_once(tool, workload, scale, args):
     """One run; a dict for runs.jsonl."""
     record = {"tool": tool, "workload": workload, "scale": scale, "allowed_mem": args.allowed_mem}
@@ -120,7 +108,7 @@ def run_once(tool, workload, scale, args):
         with open("/proc/sys/vm/drop_caches", "w") as caches:
             caches.write("3\n")
         warm(workload, args.data, scale)
-    code, stdout, stderr, wall, rss = child(command, env)
+    code, stdout, stderr, wall, rss, _ = measure(command, env=env)
     record["peak_rss"] = rss
     if code != 0:
         lines = stderr.strip().splitlines()
@@ -139,11 +127,7 @@ def warm(workload, data, scale):
     """Reads the inputs' files once, so the first tool of a round finds them cached as
     the others do (where they fit in the page cache)."""
     for path in peer_work.inputs_of(workload, data, scale):
-        for directory, _, names in os.walk(path):
-            for name in names:
-                with open(os.path.join(directory, name), "rb") as file:
-                    while file.read(1 << 24):
-                        pass
+        read_files(path)
 
 
 def fits_in_ram(tool, workload, scale):
@@ -154,9 +138,10 @@ def run_all(args, log):
     for scale in args.sizes:
         for workload in args.workloads:
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
-                            "import peer_work; peer_work.make_inputs(sys.argv[2], sys.argv[3], float(sys.argv[4]))",
-                            HERE, workload, args.data, str(scale)], check=True)
+            # In a child: the parent never imports numpy or zarr, so its RSS stays small
+            # (a child's ru_maxrss starts from its parent's RSS at fork).
+            subprocess.run([sys.executable, os.path.join(HERE, "peer_work.py"), "make-inputs",
+                            workload, args.data, str(scale)], check=True)
             print(f"inputs of {workload} at {scale:g}: {time.perf_counter() - start:.0f} s", flush=True)
         # One run not kept: the first run after the inputs are written pays for the state
         # they leave (write-back, a full page cache to reclaim), whichever tool it is.

@@ -23,6 +23,8 @@ import os
 import sys
 import time
 
+from bench_util import make_data
+
 BLOSC_V2 = {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}
 DEW_POINT_FORMULA = ("td = ((1 / 273) - 0.0001844 * log((0.611 * exp(5423 * ((1 / 273) - (1 / t2)))"
                      " * rh / 100.0) / 0.611)) ** -1")
@@ -99,15 +101,6 @@ def zarr_array(path, shape, chunks, dtype, fmt="v2", overwrite=True):
                                                                 shuffle="shuffle"))
 
 
-def zarr_values(shape, start=0, stop=None):
-    """Columns [start, stop) of the zarr-* workloads' array: element (i, j) holds
-    ((i * shape[1] + j) % 9973) * 0.001, as bench/zarr_io_bench.cpp writes it."""
-    import numpy as np
-    stop = shape[1] if stop is None else stop
-    rows = np.arange(shape[0], dtype=np.int64)[:, None] * shape[1]
-    return ((rows + np.arange(start, stop, dtype=np.int64)[None, :]) % 9973) * 0.001
-
-
 def dewpoint_slice(kind, name, k, rng):
     import numpy as np
     if kind == "random":
@@ -156,13 +149,11 @@ def make_inputs(workload, data, scale):
                 array[start:start + 1000] = rng.uniform(-1, 1, (1000, n))
             os.rename(path + ".tmp", path)
         return
-    else:  # zarr-read-FORMAT
+    else:  # zarr-read-FORMAT: the values every zarr-write workload writes
         shape = zarr_shape(scale)
         array = zarr_array(paths[0] + ".tmp", shape, (1000, 1000), "float64",
                            fmt=workload.split("-", 2)[2])
-        for start in range(0, shape[1], 2500):
-            stop = min(shape[1], start + 2500)
-            array[:, start:stop] = zarr_values(shape, start, stop)
+        array[...] = make_data(shape)
     os.rename(paths[0] + ".tmp", paths[0])
 
 
@@ -178,6 +169,10 @@ def sample_sum(array):
     for corner in itertools.product(*ends):
         total += float(np.asarray(array[corner], dtype=np.float64).sum())
     return total
+
+
+def meansum_checksum(mean, total):
+    return float(total) + float(mean[:256].sum()) + float(mean[-256:].sum())
 
 
 def result_checksum(out):
@@ -224,48 +219,41 @@ def lazy_work(tool, workload, inputs, result, allowed_mem, work_dir, scale):
     elif workload == "matmul":
         store(xp.matmul(arrays[0], arrays[1]))
     else:
-        mean, total = reduce(xp.mean(arrays[0], axis=0), xp.sum(arrays[0]))
-        return float(total) + float(mean[:256].sum()) + float(mean[-256:].sum())
+        return meansum_checksum(*reduce(xp.mean(arrays[0], axis=0), xp.sum(arrays[0])))
     return None
 
 
-def numpy_work(workload, inputs, result, scale):
-    """numpy through zarr-python: read whole, compute, write whole (all timed)."""
+def numpy_compute(workload, arrays):
+    """The workload by numpy on arrays in RAM: the result, or (mean, total) for meansum."""
     import numpy as np
-    import zarr
-    arrays = [zarr.open_array(p, mode="r")[...] for p in inputs]
     if workload == "rechunk":
-        zarr_array(result, arrays[0].shape, rechunk_target(scale), arrays[0].dtype)[...] = arrays[0]
-    elif workload.startswith("dewpoint"):
-        x = dew_point(np, *arrays)
-        zarr_array(result, x.shape, (1,) + x.shape[1:], x.dtype)[...] = x
-    elif workload == "matmul":
-        x = arrays[0] @ arrays[1]
-        zarr_array(result, x.shape, (1000, 1000), x.dtype)[...] = x
-    else:
-        mean, total = arrays[0].mean(axis=0), arrays[0].sum()
-        return float(total) + float(mean[:256].sum()) + float(mean[-256:].sum())
-    return None
+        return np.copy(arrays[0])  # a rechunk in RAM is one copy
+    if workload.startswith("dewpoint"):
+        return dew_point(np, *arrays)
+    if workload == "matmul":
+        return arrays[0] @ arrays[1]
+    return arrays[0].mean(axis=0), arrays[0].sum()
 
 
-def numpy_in_ram(workload, inputs):
-    """numpy on data already in RAM: the inputs are read first (not timed), then only
-    the computation is timed; nothing is written. Returns (seconds, checksum)."""
-    import numpy as np
+def numpy_work(tool, workload, inputs, result, scale):
+    """numpy. "numpy": through zarr-python, read whole, compute, write whole, all timed.
+    "numpy-ram": the inputs read first (not timed), only the computation timed, nothing
+    written. Returns (seconds, checksum): the checksum of a result kept in RAM, None for
+    one written to `result`."""
     import zarr
-    arrays = [zarr.open_array(p, mode="r")[...] for p in inputs]
     start = time.perf_counter()
-    if workload == "rechunk":
-        x = np.copy(arrays[0])  # a rechunk in RAM is one copy
-    elif workload.startswith("dewpoint"):
-        x = dew_point(np, *arrays)
-    elif workload == "matmul":
-        x = arrays[0] @ arrays[1]
-    else:
-        mean, total = arrays[0].mean(axis=0), arrays[0].sum()
-        seconds = time.perf_counter() - start
-        return seconds, float(total) + float(mean[:256].sum()) + float(mean[-256:].sum())
-    return time.perf_counter() - start, sample_sum(x)
+    arrays = [zarr.open_array(p, mode="r")[...] for p in inputs]
+    if tool == "numpy-ram":
+        start = time.perf_counter()
+    # Through zarr-python a rechunk is the write itself: no copy in RAM first.
+    x = arrays[0] if (tool, workload) == ("numpy", "rechunk") else numpy_compute(workload, arrays)
+    if workload == "meansum":
+        return time.perf_counter() - start, meansum_checksum(*x)
+    if tool == "numpy-ram":
+        return time.perf_counter() - start, sample_sum(x)
+    chunks = {"rechunk": rechunk_target(scale), "matmul": (1000, 1000)}.get(workload, (1,) + x.shape[1:])
+    zarr_array(result, x.shape, chunks, x.dtype)[...] = x
+    return time.perf_counter() - start, None
 
 
 def zarr_tool(tool, workload, inputs, result, scale):
@@ -281,7 +269,7 @@ def zarr_tool(tool, workload, inputs, result, scale):
             data = store.read().result()
             return time.perf_counter() - start, sample_sum(data)
         shape = zarr_shape(scale)
-        data = zarr_values(shape)
+        data = make_data(shape)
         start = time.perf_counter()
         store = ts.open(tensorstore_spec(result, shape, fmt), create=True, delete_existing=True).result()
         store.write(data).result()
@@ -297,7 +285,7 @@ def zarr_tool(tool, workload, inputs, result, scale):
         data = zarr.open_array(inputs[0], mode="r")[...]
         return time.perf_counter() - start, sample_sum(data)
     shape = zarr_shape(scale)
-    data = zarr_values(shape)
+    data = make_data(shape)
     start = time.perf_counter()
     zarr_array(result, shape, (1000, 1000), "float64", fmt=fmt)[...] = data
     return time.perf_counter() - start, None
@@ -355,6 +343,9 @@ def main():
     if sys.argv[1] == "checksum":  # peer_work.py checksum OUT: of OUT/result.zarr
         print(json.dumps({"checksum": result_checksum(sys.argv[2])}))
         return
+    if sys.argv[1] == "make-inputs":  # peer_work.py make-inputs WORKLOAD DATA SCALE
+        make_inputs(sys.argv[2], sys.argv[3], float(sys.argv[4]))
+        return
     tool, workload, data, out, scale, allowed_mem = sys.argv[1:7]
     scale = float(scale)
     inputs = inputs_of(workload, data, scale)
@@ -363,8 +354,8 @@ def main():
     if tool in ("memcpy", "raw-read"):
         print(json.dumps({"seconds": floor_work(tool, workload, data, scale)}))
         return
-    if tool == "numpy-ram":
-        seconds, checksum = numpy_in_ram(workload, inputs)
+    if tool.startswith("numpy"):
+        seconds, checksum = numpy_work(tool, workload, inputs, result, scale)
     elif tool in ("zarr-python", "zarrs", "tensorstore"):
         seconds, checksum = zarr_tool(tool, workload, inputs, result, scale)
     elif tool == "tessera" and workload.startswith("zarr-"):
@@ -376,7 +367,7 @@ def main():
             seconds, checksum = time.perf_counter() - start, sample_sum(values)
         else:
             shape = zarr_shape(scale)
-            values = zarr_values(shape)
+            values = make_data(shape)
             start = time.perf_counter()
             x = tessera.asarray(values, chunks=(250, 250) if fmt == "v3-sharded" else (1000, 1000))
             x.to_zarr(result, zarr_format=3 if fmt == "v3-sharded" else 2,
@@ -384,10 +375,7 @@ def main():
             seconds = time.perf_counter() - start
     else:
         start = time.perf_counter()
-        if tool == "numpy":
-            checksum = numpy_work(workload, inputs, result, scale)
-        else:
-            checksum = lazy_work(tool, workload, inputs, result, allowed_mem, out, scale)
+        checksum = lazy_work(tool, workload, inputs, result, allowed_mem, out, scale)
         seconds = time.perf_counter() - start
     print(json.dumps({"seconds": seconds, "checksum": checksum}))
 
