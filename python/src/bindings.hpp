@@ -59,8 +59,12 @@ Array ElementwiseOf(const std::string& op, nb::handle x1, nb::handle x2);
 Scalar ScalarFrom(nb::handle value);
 // `array` as a numpy array sharing its memory (the numpy array owns it from now on).
 nb::object ToNumpy(NDArray array);
-// A copy of a numpy array (any layout) as an NDArray.
+// A copy of a numpy array (any layout, any byte order) as an NDArray.
 NDArray FromNumpy(nb::handle value);
+// numpy.asarray(value, copy=copy) as an NDArray that shares the numpy array's memory and
+// keeps it alive (read-only; copied only where the layout, byte order or alignment needs
+// it and copy is not False).
+NDArray SharedFromNumpy(nb::handle value, nb::handle copy);
 // The Spec a function was given: `spec` when not None, else the default Spec
 // (allowed_mem "auto").
 Spec SpecOr(nb::handle spec);

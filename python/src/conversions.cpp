@@ -1,6 +1,7 @@
 // Conversions between Python values and Tessera's (bindings.hpp).
 #include <nanobind/ndarray.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstring>
 #include <string>
@@ -80,12 +81,21 @@ Shape ShapeFrom(nb::handle value) {
 }
 
 Shape ChunksFrom(nb::handle value, const Shape& shape) {
-  if (value.is_none()) return shape;
+  // A whole dimension is one chunk; an empty dimension too (a chunk of 1, as no chunk is
+  // smaller).
+  const auto whole_of = [&](std::size_t dim) {
+    return dim < shape.size() ? std::max<Index>(shape[dim], 1) : 0;
+  };
+  if (value.is_none()) {
+    Shape whole;
+    for (std::size_t dim = 0; dim < shape.size(); ++dim) whole.push_back(whole_of(dim));
+    return whole;
+  }
   if (nb::isinstance<nb::int_>(value)) return Shape(shape.size(), IndexFrom(value, "chunks"));
   Shape chunks;
   std::size_t dim = 0;
   for (nb::handle item : nb::iter(value)) {
-    const Index whole = dim < shape.size() ? shape[dim] : 0;
+    const Index whole = whole_of(dim);
     if (item.is_none()) {
       chunks.push_back(whole);
     } else if (nb::isinstance<nb::tuple>(item) || nb::isinstance<nb::list>(item)) {
@@ -130,9 +140,48 @@ nb::object ToNumpy(NDArray array) {
   return nb::cast(view, nb::rv_policy::reference);
 }
 
+namespace {
+
+// `value` as a C-contiguous numpy array in native byte order (numpy.asarray's `copy`:
+// None copies only when it must, True always, False never: numpy raises ValueError).
+nb::object NativeContiguous(nb::handle value, nb::handle copy) {
+  nb::object contiguous =
+      Numpy().attr("asarray")(value, nb::arg("order") = "C", nb::arg("copy") = copy);
+  if (nb::cast<bool>(contiguous.attr("dtype").attr("isnative"))) return contiguous;
+  if (copy.ptr() == Py_False) {
+    throw nb::value_error(
+        "asarray(copy=False): the array is not in this machine's byte order, so Tessera "
+        "needs a copy; pass copy=None or True");
+  }
+  const nb::object native = contiguous.attr("dtype").attr("newbyteorder")("=");
+  return contiguous.attr("astype")(native);
+}
+
+// Keeps a Python object alive for an NDArray that borrows its memory; released with the
+// GIL taken, from whichever thread drops the last reference (not after the interpreter
+// has begun to finalize: the object goes with it).
+bool PythonFinalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing() != 0;
+#else
+  return _Py_IsFinalizing() != 0;
+#endif
+}
+
+std::shared_ptr<const void> HoldPythonObject(nb::object object) {
+  return std::shared_ptr<const void>(object.release().ptr(), [](const void* held) noexcept {
+    if (!Py_IsInitialized() || PythonFinalizing()) return;
+    const PyGILState_STATE state = PyGILState_Ensure();
+    Py_DECREF(static_cast<PyObject*>(const_cast<void*>(held)));
+    PyGILState_Release(state);
+  });
+}
+
+}  // namespace
+
 NDArray FromNumpy(nb::handle value) {
   // asarray(order="C"), not ascontiguousarray, which makes a 0-d array 1-d.
-  const nb::object contiguous = Numpy().attr("asarray")(value, nb::arg("order") = "C");
+  const nb::object contiguous = NativeContiguous(value, nb::none());
   const DType dtype = DTypeFrom(contiguous.attr("dtype"));
   NDArray array(ShapeFrom(contiguous.attr("shape")), dtype);
   const std::span<std::byte> into = array.mutable_bytes();
@@ -141,6 +190,23 @@ NDArray FromNumpy(nb::handle value) {
   if (source.nbytes() != into.size()) throw Error("numpy array of unexpected size");
   std::memcpy(into.data(), source.data(), into.size());
   return array;
+}
+
+NDArray SharedFromNumpy(nb::handle value, nb::handle copy) {
+  nb::object contiguous = NativeContiguous(value, copy);
+  if (!nb::cast<bool>(contiguous.attr("flags").attr("aligned"))) {
+    if (copy.ptr() == Py_False) {
+      throw nb::value_error(
+          "asarray(copy=False): the array's elements are not aligned in memory, so Tessera "
+          "needs a copy; pass copy=None or True");
+    }
+    return FromNumpy(contiguous);
+  }
+  const DType dtype = DTypeFrom(contiguous.attr("dtype"));
+  Shape shape = ShapeFrom(contiguous.attr("shape"));
+  const auto source = nb::cast<nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>>(contiguous);
+  const auto* data = static_cast<const std::byte*>(source.data());
+  return NDArray::Borrow(std::move(shape), dtype, data, HoldPythonObject(std::move(contiguous)));
 }
 
 Spec SpecOr(nb::handle spec) {

@@ -36,19 +36,25 @@ DType DTypeOr(nb::handle dtype, DType otherwise) {
 void BindCreation(nb::module_& m) {
   m.def(
       "asarray",
-      [](nb::handle data, nb::handle dtype, nb::handle chunks, nb::handle spec) {
+      [](nb::handle data, nb::handle dtype, nb::handle copy, nb::handle chunks, nb::handle spec) {
         if (nb::isinstance<Array>(data)) {
+          // A lazy array is never written in place: copy=True has nothing to protect.
           const Array& x = nb::cast<const Array&>(data);
           return dtype.is_none() ? x : x.astype(DTypeFrom(dtype));
         }
-        nb::object values = nb::module_::import_("numpy").attr("asarray")(data);
-        if (!dtype.is_none()) values = values.attr("astype")(NumpyDType(DTypeFrom(dtype)));
-        NDArray array = FromNumpy(values);
+        nb::object values = nb::module_::import_("numpy").attr("asarray")(
+            data, nb::arg("dtype") = dtype.is_none() ? nb::none() : NumpyDType(DTypeFrom(dtype)),
+            nb::arg("copy") = copy);
+        NDArray array = SharedFromNumpy(values, copy);
         const Shape shape = array.shape();
         return asarray(std::move(array), ChunksFrom(chunks, shape), SpecOr(spec));
       },
-      nb::arg("obj"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("chunks") = nb::none(),
-      nb::arg("spec") = nb::none(), "A lazy array of a copy of `obj` (numpy's asarray).");
+      nb::arg("obj"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none(),
+      nb::arg("chunks") = nb::none(), nb::arg("spec") = nb::none(),
+      "A lazy array of the values of `obj` (numpy's asarray). copy=None (the default, as "
+      "in the Array API) shares a numpy array's memory when its layout allows: writes to "
+      "it before compute() are seen. copy=True takes a snapshot; copy=False raises "
+      "ValueError where a copy is needed.");
   struct Constant {
     const char* name;
     Array (*make)(Shape, DType, Shape, const Spec&);

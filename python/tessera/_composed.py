@@ -144,4 +144,4 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: Optional[bool] = None,
     if device not in (None, "cpu") and device != (1, 0):
         raise ValueError(f"from_dlpack: Tessera arrays live on the CPU, not {device!r}")
     values = np.from_dlpack(x)
-    return _tessera.asarray(values, chunks=chunks, spec=spec)
+    return _tessera.asarray(values, copy=copy, chunks=chunks, spec=spec)

@@ -30,6 +30,44 @@ def test_asarray_round_trips_any_chunking(rng, spec, shape, dtype):
     np.testing.assert_array_equal(result, values)
 
 
+def test_asarray_shares_a_numpy_arrays_memory_unless_asked_to_copy(spec):
+    values = np.arange(12.0).reshape(3, 4)
+    shared = tessera.asarray(values, chunks=(2, 2), spec=spec)
+    snapshot = tessera.asarray(values, chunks=(2, 2), spec=spec, copy=True)
+    before = values.copy()
+    values[1, 2] = -7.0  # before compute: the shared array sees it (copy=None, as numpy)
+    np.testing.assert_array_equal(shared.compute(), values)
+    np.testing.assert_array_equal(snapshot.compute(), before)
+    # The lazy array holds a reference while it lives, and lets go of it afterwards.
+    import sys
+    held = np.ones(5)
+    alone = sys.getrefcount(held)
+    x = tessera.asarray(held, spec=spec)
+    assert sys.getrefcount(held) == alone + 1
+    del x
+    assert sys.getrefcount(held) == alone
+
+
+def test_asarray_copies_what_it_cannot_share_and_copy_false_says_so(spec):
+    strided = np.arange(24.0).reshape(4, 6)[:, ::2]
+    big_endian = np.arange(6, dtype=">f8").reshape(2, 3)
+    unaligned = np.frombuffer(np.arange(4.0).tobytes() + b"\0", dtype="u1")[1:33].view("f8")
+    assert not unaligned.flags.aligned
+    for values in (strided, big_endian, unaligned, [[1, 2], [3, 4]], np.float32(2.5),
+                   np.ones((0, 3))):
+        expected = np.asarray(values)
+        result = tessera.asarray(values, spec=spec).compute()
+        assert result.shape == expected.shape and result.dtype == expected.dtype.newbyteorder("=")
+        np.testing.assert_array_equal(result, expected)
+    for values, reason in ((strided, "avoid copy"), (big_endian, "byte order"),
+                           (unaligned, "not aligned")):
+        with pytest.raises(ValueError, match=reason):
+            tessera.asarray(values, spec=spec, copy=False)
+    contiguous = np.arange(6.0)
+    np.testing.assert_array_equal(tessera.asarray(contiguous, copy=False, spec=spec).compute(),
+                                  contiguous)
+
+
 def test_creation_functions_match_numpy(spec):
     np.testing.assert_array_equal(tessera.ones((3, 4), chunks=(2, 2), spec=spec).compute(), np.ones((3, 4)))
     np.testing.assert_array_equal(

@@ -54,7 +54,8 @@ void Buffer::TouchFreshPages() {
 Buffer::~Buffer() { Reset(); }
 
 void Buffer::Reset() noexcept {
-  if (data_ != nullptr) internal::FreeBufferBlock({data_, block_bytes_});
+  if (data_ != nullptr && owner_ == nullptr) internal::FreeBufferBlock({data_, block_bytes_});
+  owner_.reset();
   if (account_) account_->Credit(capacity_);
   data_ = nullptr;
   size_ = 0;
@@ -68,7 +69,8 @@ Buffer::Buffer(Buffer&& other) noexcept
       size_(std::exchange(other.size_, 0)),
       capacity_(std::exchange(other.capacity_, 0)),
       block_bytes_(std::exchange(other.block_bytes_, 0)),
-      account_(std::move(other.account_)) {}
+      account_(std::move(other.account_)),
+      owner_(std::move(other.owner_)) {}
 
 Buffer& Buffer::operator=(Buffer&& other) noexcept {
   if (this != &other) {
@@ -78,6 +80,7 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
     capacity_ = std::exchange(other.capacity_, 0);
     block_bytes_ = std::exchange(other.block_bytes_, 0);
     account_ = std::move(other.account_);
+    owner_ = std::move(other.owner_);
   }
   return *this;
 }
@@ -85,6 +88,20 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
 Buffer Buffer::CopyOf(std::span<const std::byte> bytes) {
   Buffer buffer(static_cast<std::int64_t>(bytes.size()));
   if (!bytes.empty()) std::memcpy(buffer.data(), bytes.data(), bytes.size());
+  return buffer;
+}
+
+Buffer Buffer::Borrow(const std::byte* data, std::int64_t size, std::shared_ptr<const void> owner) {
+  if (size < 0) throw InvalidArgument("Buffer size must be >= 0, got " + std::to_string(size));
+  if (owner == nullptr || (data == nullptr && size > 0)) {
+    throw InvalidArgument("Buffer::Borrow needs the bytes and an owner that keeps them alive");
+  }
+  Buffer buffer;
+  // The bytes are only read through a borrowed Buffer (NDArray::Borrow enforces it).
+  buffer.data_ = const_cast<std::byte*>(data);
+  buffer.size_ = size;
+  buffer.capacity_ = size;
+  buffer.owner_ = std::move(owner);
   return buffer;
 }
 
@@ -102,7 +119,7 @@ void Buffer::ResizeUninitialized(std::int64_t new_size) {
   if (new_size < 0) {
     throw InvalidArgument("Buffer size must be >= 0, got " + std::to_string(new_size));
   }
-  if (new_size > capacity_) {
+  if (new_size > capacity_ || borrowed()) {
     // Free first: the contents need not survive, so the old and new allocations are
     // never held together (and the old block may come straight back from the pool).
     Reset();

@@ -47,6 +47,30 @@ TEST(Buffer, CopyAndTruncate) {
   EXPECT_TRUE(Buffer(0).empty());
 }
 
+TEST(Buffer, BorrowKeepsItsOwnerAliveChargesNobodyAndReallocatesToGrowOrResize) {
+  auto account = std::make_shared<MemoryAccount>();
+  ScopedMemoryAccount scope(account);
+  auto bytes = std::make_shared<std::vector<std::byte>>(100, std::byte{7});
+  std::weak_ptr<std::vector<std::byte>> watch = bytes;
+  Buffer borrowed = Buffer::Borrow(bytes->data(), 100, bytes);
+  bytes.reset();
+  EXPECT_TRUE(borrowed.borrowed());
+  EXPECT_EQ(borrowed.size(), 100);
+  EXPECT_EQ(account->live_bytes(), 0);
+  Buffer moved = std::move(borrowed);
+  EXPECT_FALSE(watch.expired());
+  EXPECT_EQ(moved.data()[99], std::byte{7});
+  const Buffer copy = moved.Clone();  // a copy owns its bytes
+  EXPECT_FALSE(copy.borrowed());
+  EXPECT_EQ(copy.data()[0], std::byte{7});
+  moved.ResizeUninitialized(10);  // never into the owner's memory
+  EXPECT_FALSE(moved.borrowed());
+  EXPECT_TRUE(watch.expired());
+  EXPECT_EQ(account->live_bytes(), 100 + 10);
+  EXPECT_THROW(Buffer::Borrow(nullptr, 4, std::make_shared<int>(0)), InvalidArgument);
+  EXPECT_THROW(Buffer::Borrow(copy.data(), 4, nullptr), InvalidArgument);
+}
+
 TEST(BufferAccounting, ChargesTheCurrentAccountWithItsCapacity) {
   auto account = std::make_shared<MemoryAccount>();
   {

@@ -29,6 +29,29 @@ NDArray::NDArray(Shape shape, DType dtype)
       size_(CheckedSize(shape_)),
       buffer_(CheckedMul(size_, dtype.itemsize())) {}
 
+NDArray NDArray::Borrow(Shape shape, DType dtype, const std::byte* data,
+                        std::shared_ptr<const void> owner) {
+  NDArray array;
+  array.shape_ = std::move(shape);
+  array.dtype_ = dtype;
+  array.size_ = CheckedSize(array.shape_);
+  const std::int64_t bytes = CheckedMul(array.size_, dtype.itemsize());
+  if (bytes > 0 && reinterpret_cast<std::uintptr_t>(data) %
+                           static_cast<std::uintptr_t>(dtype.component_size()) !=
+                       0) {
+    throw InvalidArgument("NDArray::Borrow: the elements are not aligned for " +
+                          std::string(dtype.name()));
+  }
+  array.buffer_ = Buffer::Borrow(data, bytes, std::move(owner));
+  return array;
+}
+
+void NDArray::ThrowBorrowed() {
+  throw InvalidArgument(
+      "this NDArray shares another array's memory (asarray of a numpy array) and is "
+      "read-only; copy it (NDArray copy = borrowed;) to write");
+}
+
 NDArray NDArray::Full(Shape shape, DType dtype, double value) {
   NDArray array(std::move(shape), dtype);
   VisitDType(dtype, [&](auto tag) {

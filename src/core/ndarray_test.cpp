@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <vector>
 
 namespace tessera {
@@ -60,6 +61,24 @@ TEST(NDArray, FullRejectsValuesOutsideTheDtype) {
   EXPECT_EQ(NDArray::Full({1}, int8, 127.9).data<std::int8_t>()[0], 127);
   EXPECT_EQ(NDArray::Full({1}, uint8, 255).data<std::uint8_t>()[0], 255);
   EXPECT_TRUE(NDArray::Full({1}, bool_, 0.5).data<bool>()[0]);
+}
+
+TEST(NDArray, BorrowedIsReadOnlyAndItsCopyIsWritable) {
+  auto values = std::make_shared<std::vector<double>>(std::vector<double>{1, 2, 3, 4, 5, 6});
+  const auto* bytes = reinterpret_cast<const std::byte*>(values->data());
+  NDArray borrowed = NDArray::Borrow({2, 3}, float64, bytes, values);
+  EXPECT_TRUE(borrowed.borrowed());
+  EXPECT_EQ(borrowed.data<double>()[4], 5.0);
+  (*values)[4] = 50;  // a view: the owner's writes show
+  EXPECT_EQ(borrowed.GetAsDouble(4), 50.0);
+  EXPECT_THROW(borrowed.mutable_data<double>(), InvalidArgument);
+  EXPECT_THROW(borrowed.mutable_bytes(), InvalidArgument);
+  NDArray copy = borrowed;
+  EXPECT_FALSE(copy.borrowed());
+  copy.mutable_data<double>()[0] = -1;
+  EXPECT_EQ((*values)[0], 1.0);
+  EXPECT_EQ(copy, NDArray::FromValues<double>({2, 3}, std::vector<double>{-1, 2, 3, 4, 50, 6}));
+  EXPECT_THROW(NDArray::Borrow({2}, float64, bytes + 1, values), InvalidArgument);  // unaligned
 }
 
 TEST(NDArray, MovedFromIsEmpty) {

@@ -12,6 +12,11 @@
 // the Buffer frees or reallocates it, on whichever thread. Moves carry the charge along.
 // Blocks of 1 MiB or more come from and go back to the buffer pool (buffer_pool.hpp);
 // a pooled block is charged exactly like a fresh one.
+//
+// Borrowed: Buffer::Borrow views memory another owner keeps alive (a numpy array that
+// asarray shares); it is charged to no account and never freed, only its owner released,
+// and it must not be written through (NDArray::Borrow makes that an error).
+// ResizeUninitialized on a borrowed Buffer allocates a block of its own.
 #pragma once
 
 #include <cstddef>
@@ -43,6 +48,10 @@ class Buffer {
 
   // A copy of `bytes`.
   static Buffer CopyOf(std::span<const std::byte> bytes);
+  // A view of the `size` bytes at `data`, which `owner` keeps alive until the Buffer (and
+  // every Buffer it moves into) lets go of it.
+  static Buffer Borrow(const std::byte* data, std::int64_t size, std::shared_ptr<const void> owner);
+  bool borrowed() const { return owner_ != nullptr; }
   Buffer Clone() const;
 
   std::byte* data() { return data_; }
@@ -74,6 +83,7 @@ class Buffer {
   std::int64_t capacity_ = 0;
   std::int64_t block_bytes_ = 0;            // bytes really allocated (>= capacity_)
   std::shared_ptr<MemoryAccount> account_;  // charged capacity_; null when none
+  std::shared_ptr<const void> owner_;       // a borrowed Buffer's owner; null when owned
 };
 
 }  // namespace tessera

@@ -5,7 +5,9 @@
 //   a.data<double>()[5];                            // read access, C order
 //
 // data<T>() requires T to match dtype() exactly and throws InvalidArgument otherwise.
-// Copying deep-copies the elements; moving is cheap.
+// Copying deep-copies the elements (into memory of its own); moving is cheap.
+// NDArray::Borrow views elements that another owner keeps alive (asarray of a numpy
+// array shares it): read-only, so mutable_data/mutable_bytes on it throw InvalidArgument.
 #pragma once
 
 #include <cstring>
@@ -41,6 +43,12 @@ class NDArray {
     return array;
   }
 
+  // A read-only view of C-order elements at `data` (aligned for dtype), which `owner`
+  // keeps alive as long as this NDArray or anything moved from it holds them.
+  static NDArray Borrow(Shape shape, DType dtype, const std::byte* data,
+                        std::shared_ptr<const void> owner);
+  bool borrowed() const { return buffer_.borrowed(); }
+
   NDArray(const NDArray& other);
   NDArray& operator=(const NDArray& other);
   // A moved-from NDArray is empty: shape {0}, size 0.
@@ -61,12 +69,14 @@ class NDArray {
   template <class T>
   std::span<T> mutable_data() {
     CheckType(DTypeOf<T>());
+    CheckWritable();
     return {reinterpret_cast<T*>(buffer_.data()), static_cast<std::size_t>(size_)};
   }
   std::span<const std::byte> bytes() const {
     return {buffer_.data(), static_cast<std::size_t>(nbytes())};
   }
   std::span<std::byte> mutable_bytes() {
+    CheckWritable();
     return {buffer_.data(), static_cast<std::size_t>(nbytes())};
   }
 
@@ -79,6 +89,10 @@ class NDArray {
 
  private:
   void CheckType(DType requested) const;
+  void CheckWritable() const {
+    if (buffer_.borrowed()) ThrowBorrowed();
+  }
+  [[noreturn]] static void ThrowBorrowed();
 
   Shape shape_;
   DType dtype_ = float64;
