@@ -80,6 +80,11 @@ std::vector<Case> Cases() {
     cases.push_back(Case{std::move(name), std::move(array), plan, std::move(codec)});
   };
   const PlanOptions fused;
+  // A source asked for as an output: its blocks are the op's results, not copied.
+  add_case("compressed source as the result", lz4, fused, std::nullopt);
+  add_case("raw source as the result", raw, fused, std::nullopt);
+  add_case("in-memory array as the result", row, fused, std::nullopt);
+  add_case("compressed source to zarr", lz4, fused, "blosc-lz4");
   add_case("raw source chain", exp(log(raw) * 0.5f) - 1.0f, fused, std::nullopt);
   add_case("compressed source chain", sqrt(lz4) + lz4 * 2.0f, fused, std::nullopt);
   add_case("where and comparisons", where(lz4 > 100.0f, raw, lz4 - raw), fused, std::nullopt);

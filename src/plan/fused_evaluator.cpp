@@ -129,6 +129,7 @@ std::shared_ptr<const NDArray> FusedEvaluator::EvaluateNode(const Node& node,
     }
     return found->second->Read(region);
   }
+  if (IsStoredCopy(node)) return EvaluateNode(*node.inputs().front(), region);
   if (node.kind() != NodeKind::kMapBlocks) return EvaluateElementwise(node, region);
 
   std::vector<NDArray> inputs;
@@ -158,12 +159,19 @@ MemoryFigure FusedEvaluator::ProjectNode(const Node& node, const Region& region)
     const std::int64_t read = boundary_.at(&node)->ProjectRead(region);
     return {read, ShapeSize(region.shape) * node.dtype().itemsize()};
   }
+  if (IsStoredCopy(node)) return ProjectNode(*node.inputs().front(), region);
   if (node.kind() != NodeKind::kMapBlocks) return ProjectElementwise(node, region);
   MemoryFigure figure;
   for (const NodePtr& input : node.inputs()) AddHeld(figure, ProjectNode(*input, region));
   const std::int64_t out = ShapeSize(region.shape) * node.dtype().itemsize();
   figure.peak = std::max(figure.peak, figure.result + out + node.detail().extra_projected_mem);
   return {figure.peak, out};
+}
+
+bool FusedEvaluator::IsStoredCopy(const Node& node) const {
+  if (node.kind() != NodeKind::kAsType) return false;
+  const Node& input = *node.inputs().front();
+  return node.dtype() == input.dtype() && !IsMember(input);
 }
 
 Index FusedEvaluator::InputBlocks(const Region& region) const {

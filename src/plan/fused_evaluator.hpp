@@ -4,7 +4,8 @@
 //
 // A group is a root node and the nodes fused into it; its other inputs ("boundary"
 // nodes) are StoredArrays read by region. Evaluation is recursive over the group:
-//   - a boundary node over a region: StoredArray::Read;
+//   - a boundary node over a region: StoredArray::Read (also for an astype to the
+//     dtype a boundary node already has: its block is the result, not copied);
 //   - map_blocks: its input blocks, whole, then the user's function;
 //   - an elementwise subtree: its leaves (boundary reads, map_blocks results, the
 //     inputs of broadcasts) are prepared whole, then the output is computed in tiles
@@ -55,6 +56,9 @@ class FusedEvaluator {
   MemoryFigure ProjectNode(const Node& node, const Region& region) const;
   Index InputBlocksOf(const Node& node, const Region& region) const;
   bool IsMember(const Node& node) const { return members_.contains(&node); }
+  // An astype to the dtype its stored input already has (the op of its own that a
+  // source asked for as an output gets): evaluated as the stored block itself, no copy.
+  bool IsStoredCopy(const Node& node) const;
 
   std::shared_ptr<const NDArray> EvaluateElementwise(const Node& node, const Region& region) const;
   MemoryFigure ProjectElementwise(const Node& node, const Region& region) const;

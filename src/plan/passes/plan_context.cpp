@@ -12,12 +12,14 @@ namespace tessera::planner {
 
 PlanContext::PlanContext(std::vector<PlanOutput> outputs_in, const Spec& spec_in,
                          const PlanOptions& options_in, std::shared_ptr<HistoryDatabase> history_in,
-                         std::int64_t choice_budget)
+                         std::int64_t choice_budget, std::shared_ptr<SourceReaders> source_readers)
     : spec(spec_in),
       choice_spec(spec_in),
       options(options_in),
       history(std::move(history_in)),
-      requested(std::move(outputs_in)) {
+      requested(std::move(outputs_in)),
+      source_readers_(source_readers ? std::move(source_readers)
+                                     : std::make_shared<SourceReaders>()) {
   if (choice_budget != 0) choice_spec.allowed_mem = choice_budget;
   spec.validate();
   if (spec.allowed_mem <= 0) {
@@ -50,12 +52,12 @@ Tier PlanContext::ChosenTier(const Node& node) const {
 
 std::shared_ptr<const StoredArray> PlanContext::Reader(const Node& node, bool provisional) {
   if (node.kind() == NodeKind::kZarr) {
-    auto& reader = source_readers_[&node];
+    auto& reader = (*source_readers_)[&node];
     if (!reader) reader = MakeZarrStoredArray(node.detail().zarr);
     return reader;
   }
   if (node.kind() == NodeKind::kInMemory) {
-    auto& reader = source_readers_[&node];
+    auto& reader = (*source_readers_)[&node];
     if (!reader) reader = MakeInMemoryStoredArray(node.detail().data, node.chunks());
     return reader;
   }

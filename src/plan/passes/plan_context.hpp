@@ -29,15 +29,22 @@
 
 namespace tessera::planner {
 
+// The readers of a plan's sources (from_zarr, asarray) by node. Finalize makes one and
+// shares it with every plan it tries for a budget, so a Zarr source lists its stored
+// chunks once per Finalize, not once per try.
+using SourceReaders = std::unordered_map<const Node*, std::shared_ptr<const StoredArray>>;
+
 struct PlanContext {
   // `history` (null: none) is read for what earlier runs of each step measured.
   // Budget-dependent choices (fusion splits, rechunk stages, reduction fan-in,
   // contraction slabs, RAM for intermediates) are made for `choice_budget`
   // (0: allowed_mem); the check and the estimates use allowed_mem.
+  // `source_readers` (null: the context's own) holds the sources' readers.
   // InvalidArgument for an invalid spec or an empty output.
   PlanContext(std::vector<PlanOutput> outputs_in, const Spec& spec_in,
               const PlanOptions& options_in, std::shared_ptr<HistoryDatabase> history_in,
-              std::int64_t choice_budget = 0);
+              std::int64_t choice_budget = 0,
+              std::shared_ptr<SourceReaders> source_readers = nullptr);
 
   Spec spec;
   Spec choice_spec;  // spec with the budget choices are made for
@@ -102,7 +109,7 @@ struct PlanContext {
   int Concurrency(std::int64_t projected) const;
 
  private:
-  std::unordered_map<const Node*, std::shared_ptr<const StoredArray>> source_readers_;
+  std::shared_ptr<SourceReaders> source_readers_;
   std::unordered_map<const Node*, std::shared_ptr<OpOutput>> provisional_;
   std::filesystem::path work_directory_;
 };
