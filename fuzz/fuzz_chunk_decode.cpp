@@ -11,7 +11,9 @@
 //   byte 3      blosc shuffle (low 2 bits, -1..2) and the itemsize 1, 2, 4 or 8 (bits 2-3)
 //   bytes 4..6  decoded size, little-endian, capped at kMaxDecodedSize
 //   bytes 7..   decode mode: the encoded frame; round-trip mode: the raw data
-//   Decode mode: Decode either fills exactly the declared size or throws tessera::Error.
+//   Decode mode: Decode either fills exactly the declared size or throws tessera::Error;
+//   a blosc frame it decodes gives the same bytes as libblosc's blosc_decompress_ctx
+//   wherever libblosc accepts the frame.
 //   Round-trip mode: Decode(Encode(raw)) must give back raw.
 //
 // Sharded array mode (0x40): a small sharded v3 array is written with valid data into a
@@ -50,6 +52,8 @@
 //   Decode either throws FormatError or returns entries that each lie in the shard's
 //   data bytes without overlapping, equal to the integers of the input. A shard that
 //   ShardBuilder assembles decodes to what was added, at the offsets it says.
+#include <blosc.h>
+
 #include <algorithm>
 #include <array>
 #include <complex>
@@ -150,6 +154,18 @@ void FuzzCodec(const std::uint8_t* data, std::size_t size, bool round_trip) {
     try {
       codec->Decode(payload, out.span());
     } catch (const tessera::Error&) {
+      return;
+    }
+    // Differential: a blosc frame Tessera decoded (its own LZ4 + unshuffle path or
+    // libblosc's) decodes to the same bytes through libblosc, when libblosc accepts it.
+    if (config.id == "blosc" && decoded_size > 0) {
+      tessera::Buffer reference(static_cast<std::int64_t>(decoded_size));
+      const int written = blosc_decompress_ctx(payload.data(), reference.data(), decoded_size, 1);
+      if (written == static_cast<int>(decoded_size) &&
+          std::memcmp(reference.data(), out.data(), decoded_size) != 0) {
+        std::fprintf(stderr, "blosc: Tessera's decode differs from libblosc's\n");
+        std::abort();
+      }
     }
     return;
   }

@@ -95,7 +95,7 @@ TEST_F(BufferPoolTest, ABlockServesSlightlySmallerRequestsOnly) {
 TEST_F(BufferPoolTest, SmallBuffersBypassThePool) {
   { Buffer small(kBufferPoolMinBytes - 64); }  // 64-byte aligned: its block is as small
   EXPECT_EQ(BufferPoolRetainedBytes(), 0);
-  { Buffer smallest_pooled(kBufferPoolMinBytes - 63); }  // rounds up to 1 MiB
+  { Buffer smallest_pooled(kBufferPoolMinBytes - 63); }  // rounds up to the floor
   EXPECT_EQ(BufferPoolRetainedBytes(), kBufferPoolMinBytes);
 }
 

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -83,7 +85,21 @@ std::int64_t SmallestLimitUpTheTree(const std::filesystem::path& hierarchy,
 
 }  // namespace
 
-std::int64_t detect_total_mem() { return detect_total_mem("/"); }
+std::int64_t detect_total_mem() {
+  // Read at most once a second: planning asks for it at every budget it tries, and
+  // reading the cgroup tree costs more than the rest of a small plan. A limit changed
+  // at run time is seen within the second.
+  static std::mutex mutex;
+  static std::int64_t detected = 0;
+  static std::chrono::steady_clock::time_point when;
+  const std::lock_guard lock(mutex);
+  const auto now = std::chrono::steady_clock::now();
+  if (detected == 0 || now - when > std::chrono::seconds(1)) {
+    detected = detect_total_mem("/");
+    when = now;
+  }
+  return detected;
+}
 
 std::int64_t detect_total_mem(const std::filesystem::path& root) {
   const std::int64_t physical = PhysicalMemory();

@@ -174,6 +174,11 @@ bool FusedEvaluator::IsStoredCopy(const Node& node) const {
   return node.dtype() == input.dtype() && !IsMember(input);
 }
 
+const StoredArray* FusedEvaluator::StoredCopySource() const {
+  if (!IsStoredCopy(*root_)) return nullptr;
+  return boundary_.at(root_->inputs().front().get()).get();
+}
+
 Index FusedEvaluator::InputBlocks(const Region& region) const {
   return InputBlocksOf(*root_, region);
 }

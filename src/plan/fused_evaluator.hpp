@@ -48,6 +48,9 @@ class FusedEvaluator {
   // Stored blocks the boundary reads of one task touch.
   Index InputBlocks(const Region& region) const;
   Index tile_elements() const { return tile_elements_; }
+  // When the group is a stored node's copy (IsStoredCopy of the root): the StoredArray
+  // its blocks come from; null otherwise.
+  const StoredArray* StoredCopySource() const;
 
  private:
   class TileProgram;

@@ -16,10 +16,19 @@ FusedOp::FusedOp(OpInfo info, std::shared_ptr<const FusedEvaluator> evaluator,
   info_.chunks = grid_.chunks();
   info_.dtype = evaluator_->root()->dtype();
   info_.num_tasks = grid_.num_blocks();
+  const StoredArray* source = evaluator_->StoredCopySource();
+  auto* result = dynamic_cast<ResultOutput*>(output_.get());
+  if (source != nullptr && source->ReadsInto() && result != nullptr) {
+    direct_source_ = source;
+    direct_result_ = result;
+  }
 }
 
 std::int64_t FusedOp::projected_mem(std::int64_t task) const {
   const Shape block = grid_.BlockIndex(task);
+  if (direct_source_ != nullptr) {
+    return reserved_mem_ + direct_source_->ProjectReadInto(grid_.BlockRegion(block));
+  }
   const MemoryFigure figure = evaluator_->Project(grid_.BlockRegion(block));
   return reserved_mem_ + std::max(figure.peak, figure.result + output_->ProjectWrite(block));
 }
@@ -32,6 +41,10 @@ bool FusedOp::IsTaskDone(std::int64_t task) const { return output_->Has(grid_.Bl
 
 void FusedOp::RunTask(std::int64_t task) const {
   const Shape block = grid_.BlockIndex(task);
+  if (direct_source_ != nullptr) {
+    direct_result_->WriteFrom(block, *direct_source_);
+    return;
+  }
   output_->Write(block, evaluator_->Evaluate(grid_.BlockRegion(block)));
 }
 

@@ -1,6 +1,8 @@
 // FusedOp: one op of a finalized plan — a fused group's evaluator and the output its
 // tasks write — as the ExecutableOp an executor runs. Task t computes block t (C order)
-// of the root's grid. Internal to src/plan.
+// of the root's grid. A source asked for as the result of compute() is read straight
+// into the result (ResultOutput::WriteFrom), holding no block of its own. Internal to
+// src/plan.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +33,9 @@ class FusedOp : public OutputOp {
  private:
   std::shared_ptr<const FusedEvaluator> evaluator_;
   ChunkGrid grid_;
+  // Set when the op reads a source straight into the result.
+  const StoredArray* direct_source_ = nullptr;
+  ResultOutput* direct_result_ = nullptr;
 };
 
 }  // namespace tessera::planner

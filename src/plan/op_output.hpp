@@ -44,6 +44,13 @@ class StoredArray {
   virtual Index BlocksTouched(const Region& region) const = 0;
   // Does Read(region) return memory shared with the store (a block held in RAM)?
   virtual bool SharesRead(const Region&) const { return false; }
+  // Whether ReadInto works (a source: a Zarr array, an array held in memory).
+  virtual bool ReadsInto() const { return false; }
+  // Writes the values of `region` into `target`, a C-order block of the array's dtype
+  // whose first element is at global `target_start` (as CopyBox), straight from the
+  // store: no block of its own. Holds ProjectReadInto(region) bytes besides `target`.
+  virtual void ReadInto(const Region& region, NDArray& target, const Shape& target_start) const;
+  virtual std::int64_t ProjectReadInto(const Region&) const { return 0; }
 };
 
 // A stored Zarr array (from_zarr). Projections use the largest chunk now stored.
@@ -78,7 +85,8 @@ class OpOutput : public StoredArray {
 };
 
 // The in-memory result of compute(): one NDArray of the whole shape, allocated by
-// Prepare (outside any task); Write copies a block in. TakeResult after Commit.
+// Prepare (outside any task); Write copies a block in, WriteFrom reads one in from a
+// source. TakeResult after Commit.
 class ResultOutput : public OpOutput {
  public:
   ResultOutput(Shape shape, Shape chunks, DType dtype);
@@ -93,6 +101,9 @@ class ResultOutput : public OpOutput {
   std::shared_ptr<const NDArray> Read(const Region& region) const override;
   std::int64_t ProjectRead(const Region& region) const override;
   Index BlocksTouched(const Region& region) const override;
+  // Write of the block `source` holds over the same region, read straight into the
+  // result (source.ReadsInto()); holds what source.ProjectReadInto says.
+  void WriteFrom(const Shape& block, const StoredArray& source);
   NDArray TakeResult();
 
  private:

@@ -1,9 +1,40 @@
 #include "region_copy.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <span>
 
 namespace tessera::planner {
+
+namespace {
+
+// Calls row(global) with the global position of the first element of every row of `box`
+// (a row: the last dimension), in C order. `box` is not empty and has a dimension.
+template <class Row>
+void ForEachRowOf(const Region& box, Row&& row) {
+  const std::size_t ndim = box.shape.size();
+  Shape index(ndim, 0);
+  Shape global = box.start;
+  const Index rows = ShapeSize(std::span(box.shape).first(ndim - 1));
+  for (Index r = 0; r < rows; ++r) {
+    for (std::size_t d = 0; d < ndim; ++d) global[d] = box.start[d] + index[d];
+    row(static_cast<const Shape&>(global));
+    for (std::size_t d = ndim - 1; d-- > 0;) {
+      if (++index[d] < box.shape[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+// The element offset of global position `global` in a C-order block starting at `start`.
+Index OffsetIn(const Shape& global, const Shape& start, const Shape& strides) {
+  Index offset = 0;
+  for (std::size_t d = 0; d < global.size(); ++d) offset += (global[d] - start[d]) * strides[d];
+  return offset;
+}
+
+}  // namespace
 
 void CopyBox(const NDArray& source, const Shape& source_start, NDArray& target,
              const Shape& target_start, const Region& box) {
@@ -19,25 +50,30 @@ void CopyBox(const NDArray& source, const Shape& source_start, NDArray& target,
   const Shape target_strides = CStrides(target.shape());
   const std::byte* const from = source.bytes().data();
   std::byte* const to = target.mutable_bytes().data();
-  const Index row = box.shape[ndim - 1];
-  const std::size_t row_bytes = static_cast<std::size_t>(row * itemsize);
-  // Iterate over every dimension but the last; each step copies one row.
-  Shape index(ndim, 0);
-  const Index rows = ShapeSize(std::span(box.shape).first(ndim - 1));
-  for (Index r = 0; r < rows; ++r) {
-    Index source_offset = 0;
-    Index target_offset = 0;
-    for (std::size_t d = 0; d < ndim; ++d) {
-      const Index global = box.start[d] + index[d];
-      source_offset += (global - source_start[d]) * source_strides[d];
-      target_offset += (global - target_start[d]) * target_strides[d];
+  const auto row_bytes = static_cast<std::size_t>(box.shape[ndim - 1] * itemsize);
+  ForEachRowOf(box, [&](const Shape& global) {
+    std::memcpy(to + OffsetIn(global, target_start, target_strides) * itemsize,
+                from + OffsetIn(global, source_start, source_strides) * itemsize, row_bytes);
+  });
+}
+
+void TouchRegionPages(NDArray& target, const Shape& target_start, const Region& box) {
+  constexpr std::uintptr_t kPage = 4096;
+  const std::size_t ndim = box.shape.size();
+  if (ShapeSize(box.shape) == 0 || ndim == 0) return;
+  const std::int64_t itemsize = target.dtype().itemsize();
+  const Shape strides = CStrides(target.shape());
+  volatile std::byte* const base = target.mutable_bytes().data();
+  const auto row_bytes = static_cast<std::uintptr_t>(box.shape[ndim - 1] * itemsize);
+  ForEachRowOf(box, [&](const Shape& global) {
+    const auto first =
+        static_cast<std::uintptr_t>(OffsetIn(global, target_start, strides) * itemsize);
+    const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(base) + first;
+    // The row's first byte, then the first byte of every later page it reaches.
+    for (std::uintptr_t at = address; at < address + row_bytes; at = (at & ~(kPage - 1)) + kPage) {
+      base[at - reinterpret_cast<std::uintptr_t>(base)] = std::byte{0};
     }
-    std::memcpy(to + target_offset * itemsize, from + source_offset * itemsize, row_bytes);
-    for (std::size_t d = ndim - 1; d-- > 0;) {
-      if (++index[d] < box.shape[d]) break;
-      index[d] = 0;
-    }
-  }
+  });
 }
 
 Region Intersect(const Region& a, const Region& b) {

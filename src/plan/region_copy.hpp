@@ -18,6 +18,12 @@ namespace tessera::planner {
 void CopyBox(const NDArray& source, const Shape& source_start, NDArray& target,
              const Shape& target_start, const Region& box);
 
+// Writes one byte of `box` (global coordinates) in every memory page `box` spans of
+// `target`, a C-order block whose first element is at global `target_start`, so that the
+// pages are faulted in; only bytes of `box` are written (its values are unspecified
+// afterwards).
+void TouchRegionPages(NDArray& target, const Shape& target_start, const Region& box);
+
 // The intersection of two regions; nullopt-like empty shape (size 0) when disjoint.
 Region Intersect(const Region& a, const Region& b);
 

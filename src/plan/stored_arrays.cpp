@@ -1,11 +1,19 @@
 // Sources as StoredArrays: Zarr arrays and arrays held in memory (op_output.hpp).
+#include <map>
+#include <mutex>
 #include <utility>
 
 #include "op_output.hpp"
 #include "region_copy.hpp"
+#include "tessera/core/errors.hpp"
 #include "zarr_output.hpp"
 
 namespace tessera::planner {
+
+void StoredArray::ReadInto(const Region&, NDArray&, const Shape&) const {
+  throw Error("internal error: this stored array is read by blocks (ReadsInto is false)");
+}
+
 namespace {
 
 class ZarrStoredArray : public StoredArray {
@@ -17,15 +25,54 @@ class ZarrStoredArray : public StoredArray {
     return ReadZarrRegion(*array_, region);
   }
   std::int64_t ProjectRead(const Region& region) const override {
-    return ProjectZarrRead(*array_, region, largest_chunk_);
+    return RegionBytes(region, array_->metadata().dtype) + Scratch(region, /*out_dense=*/true);
   }
   Index BlocksTouched(const Region& region) const override {
     return CountTouchedBlocks(array_->grid(), region);
   }
+  bool ReadsInto() const override { return true; }
+  void ReadInto(const Region& region, NDArray& target, const Shape& target_start) const override {
+    // Byte strides of `target`, and the offset of the region's first element in it.
+    const std::size_t ndim = region.shape.size();
+    Shape strides(ndim);
+    Index stride = target.dtype().itemsize();
+    Index offset = 0;
+    for (std::size_t d = ndim; d-- > 0;) {
+      strides[d] = stride;
+      offset += (region.start[d] - target_start[d]) * stride;
+      stride *= target.shape()[d];
+    }
+    array_->ReadRegionInto(region, target.mutable_bytes().data() + offset, strides);
+  }
+  std::int64_t ProjectReadInto(const Region& region) const override {
+    // As for a target laid out otherwise than the region (the result of compute()).
+    return Scratch(region, /*out_dense=*/false);
+  }
 
  private:
+  // ReadRegionScratchBytes, remembered: planning asks for the same regions at every
+  // budget it tries (the reader is shared by all of them: plan_context.hpp), and a
+  // sharded array's figure walks its inner chunks. Forgotten past kRemembered regions.
+  static constexpr std::size_t kRemembered = 4096;
+  std::int64_t Scratch(const Region& region, bool out_dense) const {
+    Shape key = region.start;
+    key.insert(key.end(), region.shape.begin(), region.shape.end());
+    key.push_back(out_dense ? 1 : 0);
+    {
+      const std::lock_guard lock(mutex_);
+      if (const auto found = scratch_.find(key); found != scratch_.end()) return found->second;
+    }
+    const std::int64_t bytes = array_->ReadRegionScratchBytes(region, largest_chunk_, out_dense);
+    const std::lock_guard lock(mutex_);
+    if (scratch_.size() >= kRemembered) scratch_.clear();
+    scratch_.emplace(std::move(key), bytes);
+    return bytes;
+  }
+
   std::shared_ptr<const ZarrArray> array_;
   std::int64_t largest_chunk_;
+  mutable std::mutex mutex_;
+  mutable std::map<Shape, std::int64_t> scratch_;
 };
 
 // Reads regions of an array held whole in memory by copying them out.

@@ -373,6 +373,17 @@ void ResultOutput::Write(const Shape& block, NDArray data) {
   }
 }
 
+void ResultOutput::WriteFrom(const Shape& block, const StoredArray& source) {
+  const Region region = grid_.BlockRegion(block);
+  const Shape origin(region.start.size(), 0);
+  if (RegionBytes(region, dtype_) >= kTouchedFreshBytes) {
+    // The result's pages are the caller's (as in Write): fault the block's in first, on
+    // their own, so that the source's scratch is measured as the task's.
+    TouchAccountedMemory([&] { TouchRegionPages(result_, origin, region); });
+  }
+  source.ReadInto(region, result_, origin);
+}
+
 std::shared_ptr<const NDArray> ResultOutput::Read(const Region& region) const {
   return CopyRegionOf(result_, region);
 }

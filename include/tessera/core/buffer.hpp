@@ -10,7 +10,7 @@
 // Accounting: an allocation is charged, with its capacity, to the MemoryAccount current
 // on the allocating thread (memory_account.hpp), and credited to that same account when
 // the Buffer frees or reallocates it, on whichever thread. Moves carry the charge along.
-// Blocks of 1 MiB or more come from and go back to the buffer pool (buffer_pool.hpp);
+// Blocks of 128 KiB or more come from and go back to the buffer pool (buffer_pool.hpp);
 // a pooled block is charged exactly like a fresh one.
 //
 // Borrowed: Buffer::Borrow views memory another owner keeps alive (a numpy array that

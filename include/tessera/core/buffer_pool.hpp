@@ -10,7 +10,10 @@
 //
 // Only blocks of at least kBufferPoolMinBytes (the capacity rounded up to the Buffer's
 // alignment: 64 bytes, or 2 MiB from 4 MiB on) go through the pool; smaller Buffers are
-// malloc'd and freed as before (malloc keeps those itself). A new Buffer takes the
+// malloc'd and freed as before (malloc keeps those itself). The floor is 128 KiB, glibc's
+// first mmap threshold: a larger block freed by a worker thread goes back to the system
+// (its arena is trimmed), so the next one is faulted in afresh (the inner chunks of a
+// sharded array, 500 KB each, cost a tenth of a read that way). A new Buffer takes the
 // smallest retained block that holds it and wastes at most an eighth of it; otherwise it
 // is allocated fresh. When a returned block would take the retained bytes above the
 // capacity, the least recently returned blocks are freed first; a block larger than the
@@ -33,7 +36,7 @@
 namespace tessera {
 
 // Blocks below this size never go through the pool.
-inline constexpr std::int64_t kBufferPoolMinBytes = std::int64_t{1} << 20;
+inline constexpr std::int64_t kBufferPoolMinBytes = std::int64_t{256} << 10;
 
 // Sets the most bytes of free blocks the pool retains; 0 disables the pool. Blocks
 // retained beyond a lowered capacity are freed at once (oldest first). Throws

@@ -75,6 +75,7 @@ struct Spec {
 // and of each of its ancestors (found through /proc/self/cgroup: cgroup v2 memory.max,
 // or cgroup v1 memory.limit_in_bytes of the "memory" controller), capped at physical
 // RAM; physical RAM when no limit is set. Missing or unreadable files mean "no limit".
+// Cached for a second (a limit changed at run time shows within it).
 std::int64_t detect_total_mem();
 // The same, reading <root>/proc/self/cgroup and the files under <root>/sys/fs/cgroup
 // instead of the real ones (physical RAM still comes from the system), so tests can

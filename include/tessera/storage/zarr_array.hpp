@@ -97,6 +97,13 @@ class ZarrArray {
   // (0 = hardware concurrency).
   NDArray Read(int max_threads = 0) const;
   NDArray ReadRegion(const Region& region, int max_threads = 0) const;
+  // ReadRegion(region, 1) into caller memory: the region's element (i, j, ...) goes to
+  // out + i * out_strides[0] + j * out_strides[1] + ... (byte strides, one per dimension;
+  // elements of dtype()). A chunk the region covers as one contiguous run of `out` is
+  // decoded straight into it. Holds ReadRegionScratchBytes(region, ..., out_dense) besides
+  // `out`, out_dense telling whether out_strides are the region's own C-order strides.
+  void ReadRegionInto(const Region& region, std::byte* out,
+                      std::span<const Index> out_strides) const;
   // Writes every block of `data` (shape and dtype must match) in parallel.
   void Write(const NDArray& data, int max_threads = 0) const;
 
@@ -105,7 +112,10 @@ class ZarrArray {
   // ReadRegion(region, 1) when no chunk it reads (for a sharded array: no inner chunk)
   // is stored in more than `max_stored_chunk` bytes (see MaxStoredChunkBytes; 0 for
   // "none is stored"):
-  std::int64_t ReadRegionScratchBytes(const Region& region, std::int64_t max_stored_chunk) const;
+  // ReadRegionInto holds the same with `out_dense` false where `out` is not the region's
+  // own C-order layout (then no chunk is decoded straight into it).
+  std::int64_t ReadRegionScratchBytes(const Region& region, std::int64_t max_stored_chunk,
+                                      bool out_dense = true) const;
   // WriteBlock(block) / WriteBlockFrom(block) (a sharded array's includes the shard
   // being assembled):
   std::int64_t WriteBlockScratchBytes(std::span<const Index> block) const;

@@ -8,8 +8,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
+#include "blosc_shuffled_lz4.hpp"
 #include "little_endian.hpp"
 #include "lz4_codec.hpp"
 #include "tessera/core/errors.hpp"
@@ -82,6 +84,8 @@ constexpr std::array<std::int64_t, 10> kHighRatioBase = {16,  32,  64,  128, 256
 // Besides two blocks, each context holds a few small buffers (offsets, headers): at most
 // 4,032 bytes measured, bounded by this.
 constexpr std::int64_t kBloscSmallBytes = 4 * kKiB + 256;
+// What a Buffer's allocation may hold beyond its size (malloc's header, alignment).
+constexpr std::int64_t kBufferSlack = 64;
 
 std::int64_t BloscTypesize(std::int64_t itemsize) {
   // blosc shuffles items wider than BLOSC_MAX_TYPESIZE as bytes.
@@ -234,7 +238,14 @@ void BloscCodec::Decode(std::span<const std::byte> encoded, std::span<std::byte>
                       " bytes, but the chunk has " + std::to_string(cbytes) + " bytes, expected " +
                       std::to_string(nbytes + BLOSC_MAX_OVERHEAD));
   }
-  if (memcpyed == 0) CheckBlockOffsets(encoded, nbytes, blocksize);
+  if (memcpyed != 0) {
+    // Stored as is after the header (libblosc copies it out the same way, through two
+    // blocks of scratch).
+    std::memcpy(out.data(), encoded.data() + BLOSC_MAX_OVERHEAD, nbytes);
+    return;
+  }
+  CheckBlockOffsets(encoded, nbytes, blocksize);
+  if (DecodeShuffledLz4Frame(encoded, out)) return;
   const int decoded =
       blosc_decompress_ctx(encoded.data(), out.data(), out.size(), /*numinternalthreads=*/1);
   if (decoded < 0 || static_cast<std::size_t>(decoded) != nbytes) {
@@ -288,6 +299,13 @@ std::int64_t BloscCodec::DecodeWorkingBytesOf(std::int64_t raw_size, std::int64_
   if (raw_size == 0) return 0;
   const std::int64_t typesize = BloscTypesize(config_.typesize > 0 ? config_.typesize : itemsize);
   const std::int64_t block = BloscBlockSize(config_, typesize, raw_size);
+  // LZ4 and LZ4HC frames are both LZ4 streams; a frame stored as is (level 0, or data
+  // that does not compress) is copied out with no scratch at all.
+  if (DecodesWithoutLibblosc(config_.cname == "lz4" || config_.cname == "lz4hc",
+                             ResolveShuffle(config_.shuffle, typesize) == BLOSC_SHUFFLE,
+                             static_cast<std::size_t>(typesize))) {
+    return block + kBufferSlack;  // blosc_shuffled_lz4.hpp: one block of scratch
+  }
   std::int64_t inner = 0;
   if (config_.cname == "zstd") inner = ZstdDecodeWorkingBytes();
   if (config_.cname == "zlib") inner = InflateWorkingBytes();

@@ -19,8 +19,10 @@
 #include <string_view>
 #include <vector>
 
+#include "blosc_shuffled_lz4.hpp"
 #include "tessera/core/buffer.hpp"
 #include "tessera/core/errors.hpp"
+#include "tessera/core/memory_account.hpp"
 #include "tessera/storage/codec.hpp"
 
 #if defined(__has_feature)
@@ -142,10 +144,15 @@ std::int64_t PeakAllocatedDuring(Work&& work) {
   InstallCounter();
   live_bytes = 0;
   peak_bytes = 0;
-  counting = true;
-  work();
-  counting = false;
-  return peak_bytes;
+  // Buffers (charged to an account) may come from the buffer pool, which mallocs nothing.
+  auto account = std::make_shared<MemoryAccount>();
+  {
+    ScopedMemoryAccount scope(account);
+    counting = true;
+    work();
+    counting = false;
+  }
+  return std::max(peak_bytes, account->peak_bytes());
 }
 
 // Float32 values that compress somewhat, as climate fields do: a smooth signal plus noise.
@@ -242,9 +249,19 @@ TEST(CodecWorkingMemory, BloscBlockSizesMatchTheFramesHeaders) {
           const std::string what = std::string(cname) + " level " + std::to_string(level) +
                                    " typesize " + std::to_string(typesize) + " on " +
                                    std::to_string(bytes) + " bytes, block " + std::to_string(block);
-          // Two blocks and small buffers; the inner decompression state is at most zstd's.
-          EXPECT_GE(decode, 2 * block + 4 * typesize) << what;
-          EXPECT_LE(decode, 2 * block + 4 * typesize + (std::int64_t{256} << 10)) << what;
+          const bool lz4_stream =
+              std::string_view(cname) == "lz4" || std::string_view(cname) == "lz4hc";
+          if (codecs::DecodesWithoutLibblosc(lz4_stream, true,
+                                             static_cast<std::size_t>(typesize))) {
+            // Tessera's own decoder of shuffled LZ4 frames: one block of scratch.
+            EXPECT_GE(decode, block) << what;
+            EXPECT_LE(decode, block + 64) << what;
+          } else {
+            // libblosc: two blocks and small buffers; the inner decompression state is at
+            // most zstd's.
+            EXPECT_GE(decode, 2 * block + 4 * typesize) << what;
+            EXPECT_LE(decode, 2 * block + 4 * typesize + (std::int64_t{256} << 10)) << what;
+          }
           EXPECT_GE(codec->EncodeWorkingBytes(bytes, typesize), 2 * block) << what;
         }
       }

@@ -322,6 +322,26 @@ NDArray ZarrArray::ReadRegion(const Region& region, int max_threads) const {
   return out;
 }
 
+void ZarrArray::ReadRegionInto(const Region& region, std::byte* out,
+                               std::span<const Index> out_strides) const {
+  CheckRegion(region, metadata_.shape);
+  if (out_strides.size() != region.shape.size()) {
+    throw InvalidArgument("ReadRegionInto: " + std::to_string(out_strides.size()) +
+                          " strides for a region of " + std::to_string(region.shape.size()) +
+                          " dimensions");
+  }
+  if (ShapeSize(region.shape) == 0) return;
+  const Shape dense = ByteStrides(region.shape, metadata_.dtype.itemsize());
+  const bool out_dense = std::equal(dense.begin(), dense.end(), out_strides.begin());
+  const TouchedRange range = TouchedBlocks(grid_, region);
+  ChunkScratch scratch;
+  for (Index linear = 0; linear < ShapeSize(range.counts); ++linear) {
+    const TouchedBox touched = TouchedBoxAt(grid_, region, range, linear);
+    ReadPart(touched.block, touched.box, out + ByteOffset(touched.out_start, out_strides),
+             out_strides, out_dense && IsContiguousIn(region.shape, touched.box.shape), scratch);
+  }
+}
+
 void ZarrArray::ReadShardsByInnerChunks(const zarr_detail::ShardChunkCodec& codec,
                                         const Region& region, const TouchedRange& shards,
                                         std::byte* out, std::span<const Index> out_strides,
@@ -401,8 +421,8 @@ ZarrArray::StoredChunks ZarrArray::CountStoredChunks() const {
   return result;
 }
 
-std::int64_t ZarrArray::ReadRegionScratchBytes(const Region& region,
-                                               std::int64_t max_stored_chunk) const {
+std::int64_t ZarrArray::ReadRegionScratchBytes(const Region& region, std::int64_t max_stored_chunk,
+                                               bool out_dense) const {
   CheckRegion(region, metadata_.shape);
   ScratchBytes held;
   if (ShapeSize(region.shape) == 0) return 0;
@@ -411,8 +431,8 @@ std::int64_t ZarrArray::ReadRegionScratchBytes(const Region& region,
   const Index stored = std::min(max_stored_chunk, codec_->max_leaf_stored_bytes());
   for (Shape& block : DistinctTouchedBlocks(grid_, region)) {
     const TouchedBox touched = zarr_detail::TouchedBoxOf(grid_, region, std::move(block));
-    held.Grow(
-        codec_->ReadScratch(touched.box, IsContiguousIn(region.shape, touched.box.shape), stored));
+    held.Grow(codec_->ReadScratch(
+        touched.box, out_dense && IsContiguousIn(region.shape, touched.box.shape), stored));
   }
   return held.Total();
 }

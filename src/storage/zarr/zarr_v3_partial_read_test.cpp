@@ -198,5 +198,69 @@ TEST(ZarrV3Memory, ShardedScratchFiguresBoundWhatReadsAndWritesHold) {
   }
 }
 
+// ReadRegionInto: into the region's place in a larger array (strides not the region's)
+// and into a region-shaped buffer, the values ReadRegion reads, and nothing outside the
+// region's place written; for raw, compressed and sharded chunks.
+TEST(ZarrReadRegionInto, WritesTheRegionsValuesAtTheirPlaceAndNothingElse) {
+  std::mt19937_64 rng(testing::TestSeed() + 5);
+  const Shape shape = {37, 53};
+  ZarrMetadata v2;
+  v2.shape = shape;
+  v2.chunks = {8, 11};
+  v2.dtype = float64;
+  ZarrMetadata v2_blosc = v2;
+  v2_blosc.compressor = ParseCodecSpec("blosc:lz4");
+  const std::vector<std::pair<std::string, ZarrMetadata>> layouts = {
+      {"v2 raw", v2},
+      {"v2 blosc", v2_blosc},
+      {"v3 sharded zstd",
+       MakeV3Metadata(shape, {4, 5}, float64, ParseCodecSpec("zstd:3"), Shape{16, 20})},
+  };
+  NDArray data(shape, float64);
+  for (Index i = 0; i < data.size(); ++i) {
+    data.mutable_data<double>()[static_cast<std::size_t>(i)] = static_cast<double>(i % 1009) + 0.5;
+  }
+  for (const auto& [name, metadata] : layouts) {
+    const std::shared_ptr<Store> store = MemoryStore::Create();
+    const ZarrArray array = ZarrArray::Create(store, "", metadata);
+    array.Write(data, 1);
+    for (int trial = 0; trial < 40; ++trial) {
+      const Region region = trial == 0 ? Region{{8, 11}, {8, 11}} : RandomRegion(shape, rng);
+      SCOPED_TRACE(name + " " + RegionText(region));
+      const NDArray expected = array.ReadRegion(region, 1);
+      // Into the whole array's layout, pre-filled with a sentinel.
+      NDArray whole = NDArray::Full(shape, float64, -1.0);
+      const Shape strides = {shape[1] * 8, 8};
+      array.ReadRegionInto(
+          region, whole.mutable_bytes().data() + (region.start[0] * shape[1] + region.start[1]) * 8,
+          strides);
+      for (Index row = 0; row < shape[0]; ++row) {
+        for (Index column = 0; column < shape[1]; ++column) {
+          const bool inside = row >= region.start[0] && row < region.start[0] + region.shape[0] &&
+                              column >= region.start[1] &&
+                              column < region.start[1] + region.shape[1];
+          const double got = whole.GetAsDouble(row * shape[1] + column);
+          const double want = inside
+                                  ? expected.GetAsDouble((row - region.start[0]) * region.shape[1] +
+                                                         (column - region.start[1]))
+                                  : -1.0;
+          ASSERT_EQ(got, want) << "at " << row << ", " << column;
+        }
+      }
+      // Into a buffer of the region's own shape.
+      NDArray dense(region.shape, float64);
+      array.ReadRegionInto(region, dense.mutable_bytes().data(), Shape{region.shape[1] * 8, 8});
+      EXPECT_EQ(dense, expected);
+    }
+    NDArray target(shape, float64);
+    EXPECT_THROW(
+        array.ReadRegionInto(Region{{0, 0}, {2, 2}}, target.mutable_bytes().data(), Shape{8}),
+        InvalidArgument);
+    EXPECT_THROW(
+        array.ReadRegionInto(Region{{30, 0}, {8, 2}}, target.mutable_bytes().data(), Shape{16, 8}),
+        InvalidArgument);  // outside the array
+  }
+}
+
 }  // namespace
 }  // namespace tessera::zarr_v3_test
