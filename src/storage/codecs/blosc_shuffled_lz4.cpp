@@ -105,7 +105,7 @@ void UnshuffleTail(const std::uint8_t* in, std::size_t size, std::size_t itemsiz
     for (std::size_t j = 0; j < itemsize; ++j) out[i * itemsize + j] = in[j * n + i];
   }
   const std::size_t whole = n * itemsize;
-  std::memcpy(out + whole, in + whole, size - whole);
+  if (size > whole) std::memcpy(out + whole, in + whole, size - whole);
 }
 
 }  // namespace
