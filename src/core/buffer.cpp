@@ -42,13 +42,7 @@ void Buffer::TouchFreshPages() {
   // Every page the Buffer spans, the partial ones at either end included: a block is
   // aligned to 64 bytes, not to a page, so `size_` bytes may span one page more than
   // size_ / 4096 rounded up, and that page would otherwise fault in later, unaccounted.
-  constexpr std::uintptr_t kPage = 4096;
-  const auto first = reinterpret_cast<std::uintptr_t>(data_);
-  const std::uintptr_t last = first + static_cast<std::uintptr_t>(size_) - 1;
-  volatile std::byte* bytes = data_;
-  for (std::uintptr_t page = first & ~(kPage - 1); page <= last; page += kPage) {
-    bytes[std::max(page, first) - first] = std::byte{0};
-  }
+  TouchPages(data_, size_);
 }
 
 Buffer::~Buffer() { Reset(); }

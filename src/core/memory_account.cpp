@@ -3,6 +3,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <utility>
 
 namespace tessera {
@@ -47,5 +50,16 @@ ScopedMemoryAccount::ScopedMemoryAccount(std::shared_ptr<MemoryAccount> account)
     : previous_(std::exchange(current_account, std::move(account))) {}
 
 ScopedMemoryAccount::~ScopedMemoryAccount() { current_account = std::move(previous_); }
+
+void TouchPages(std::byte* data, std::int64_t bytes) {
+  if (bytes <= 0) return;
+  constexpr std::uintptr_t kPage = 4096;
+  const auto first = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t last = first + static_cast<std::uintptr_t>(bytes) - 1;
+  volatile std::byte* const touched = data;
+  for (std::uintptr_t page = first & ~(kPage - 1); page <= last; page += kPage) {
+    touched[std::max(page, first) - first] = std::byte{0};
+  }
+}
 
 }  // namespace tessera

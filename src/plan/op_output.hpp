@@ -44,7 +44,7 @@ class StoredArray {
   virtual Index BlocksTouched(const Region& region) const = 0;
   // Does Read(region) return memory shared with the store (a block held in RAM)?
   virtual bool SharesRead(const Region&) const { return false; }
-  // Whether ReadInto works (a source: a Zarr array, an array held in memory).
+  // Whether ReadInto works (a Zarr source; an array held in memory is read by blocks).
   virtual bool ReadsInto() const { return false; }
   // Writes the values of `region` into `target`, a C-order block of the array's dtype
   // whose first element is at global `target_start` (as CopyBox), straight from the

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <span>
 
+#include "tessera/core/memory_account.hpp"
+
 namespace tessera::planner {
 
 namespace {
@@ -27,14 +29,13 @@ void ForEachRowOf(const Region& box, Row&& row) {
   }
 }
 
-// The element offset of global position `global` in a C-order block starting at `start`.
+}  // namespace
+
 Index OffsetIn(const Shape& global, const Shape& start, const Shape& strides) {
   Index offset = 0;
   for (std::size_t d = 0; d < global.size(); ++d) offset += (global[d] - start[d]) * strides[d];
   return offset;
 }
-
-}  // namespace
 
 void CopyBox(const NDArray& source, const Shape& source_start, NDArray& target,
              const Shape& target_start, const Region& box) {
@@ -58,21 +59,14 @@ void CopyBox(const NDArray& source, const Shape& source_start, NDArray& target,
 }
 
 void TouchRegionPages(NDArray& target, const Shape& target_start, const Region& box) {
-  constexpr std::uintptr_t kPage = 4096;
   const std::size_t ndim = box.shape.size();
   if (ShapeSize(box.shape) == 0 || ndim == 0) return;
   const std::int64_t itemsize = target.dtype().itemsize();
   const Shape strides = CStrides(target.shape());
-  volatile std::byte* const base = target.mutable_bytes().data();
-  const auto row_bytes = static_cast<std::uintptr_t>(box.shape[ndim - 1] * itemsize);
+  std::byte* const base = target.mutable_bytes().data();
   ForEachRowOf(box, [&](const Shape& global) {
-    const auto first =
-        static_cast<std::uintptr_t>(OffsetIn(global, target_start, strides) * itemsize);
-    const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(base) + first;
-    // The row's first byte, then the first byte of every later page it reaches.
-    for (std::uintptr_t at = address; at < address + row_bytes; at = (at & ~(kPage - 1)) + kPage) {
-      base[at - reinterpret_cast<std::uintptr_t>(base)] = std::byte{0};
-    }
+    TouchPages(base + OffsetIn(global, target_start, strides) * itemsize,
+               box.shape[ndim - 1] * itemsize);
   });
 }
 

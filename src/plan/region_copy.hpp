@@ -18,6 +18,10 @@ namespace tessera::planner {
 void CopyBox(const NDArray& source, const Shape& source_start, NDArray& target,
              const Shape& target_start, const Region& box);
 
+// The element offset of global position `global` in a C-order block whose first element
+// is at global `start`, its element strides `strides` (CStrides of its shape).
+Index OffsetIn(const Shape& global, const Shape& start, const Shape& strides);
+
 // Writes one byte of `box` (global coordinates) in every memory page `box` spans of
 // `target`, a C-order block whose first element is at global `target_start`, so that the
 // pages are faulted in; only bytes of `box` are written (its values are unspecified

@@ -32,17 +32,12 @@ class ZarrStoredArray : public StoredArray {
   }
   bool ReadsInto() const override { return true; }
   void ReadInto(const Region& region, NDArray& target, const Shape& target_start) const override {
-    // Byte strides of `target`, and the offset of the region's first element in it.
-    const std::size_t ndim = region.shape.size();
-    Shape strides(ndim);
-    Index stride = target.dtype().itemsize();
-    Index offset = 0;
-    for (std::size_t d = ndim; d-- > 0;) {
-      strides[d] = stride;
-      offset += (region.start[d] - target_start[d]) * stride;
-      stride *= target.shape()[d];
-    }
-    array_->ReadRegionInto(region, target.mutable_bytes().data() + offset, strides);
+    const Index itemsize = target.dtype().itemsize();
+    Shape strides = CStrides(target.shape());
+    std::byte* const first =
+        target.mutable_bytes().data() + OffsetIn(region.start, target_start, strides) * itemsize;
+    for (Index& stride : strides) stride *= itemsize;  // in bytes
+    array_->ReadRegionInto(region, first, strides);
   }
   std::int64_t ProjectReadInto(const Region& region) const override {
     // As for a target laid out otherwise than the region (the result of compute()).

@@ -53,6 +53,10 @@ const std::shared_ptr<MemoryAccount>& CurrentMemoryAccount() noexcept;
 // allocated it; a transparent huge page counts once, as one base page. 0 when unknown.
 std::int64_t ThreadFaultedBytes();
 
+// Writes one byte (0) in every memory page the `bytes` bytes at `data` span, the partial
+// pages at either end included, and only bytes of that range: faults them in now.
+void TouchPages(std::byte* data, std::int64_t bytes);
+
 // Runs `touch` and notes the fresh pages it faulted in on the calling thread to the
 // thread's current account (if any): for memory accounted elsewhere that a task writes
 // first (MemoryAccount::NoteFresh).

@@ -29,42 +29,46 @@ bool HasAvx2() {
   return has;
 }
 
+// Bytes j0..j3 of items i..i+31 from streams `first`..`first`+3 of `in` (n items each),
+// interleaved: within each 128-bit lane (items i..i+15, then i+16..i+31), out[0..3] hold
+// the four bytes of items 0-3, 4-7, 8-11 and 12-15 of the lane.
+__attribute__((target("avx2"))) inline void InterleaveFourStreams(const std::uint8_t* in,
+                                                                  std::size_t n, std::size_t i,
+                                                                  std::size_t first,
+                                                                  __m256i out[4]) {
+  const auto load = [&](std::size_t j) __attribute__((target("avx2"))) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + (first + j) * n + i));
+  };
+  const __m256i a0 = load(0);
+  const __m256i a1 = load(1);
+  const __m256i a2 = load(2);
+  const __m256i a3 = load(3);
+  const __m256i low = _mm256_unpacklo_epi8(a0, a1);   // j0 j1 of items 0-7
+  const __m256i high = _mm256_unpackhi_epi8(a0, a1);  // j0 j1 of items 8-15
+  const __m256i low23 = _mm256_unpacklo_epi8(a2, a3);
+  const __m256i high23 = _mm256_unpackhi_epi8(a2, a3);
+  out[0] = _mm256_unpacklo_epi16(low, low23);
+  out[1] = _mm256_unpackhi_epi16(low, low23);
+  out[2] = _mm256_unpacklo_epi16(high, high23);
+  out[3] = _mm256_unpackhi_epi16(high, high23);
+}
+
 __attribute__((target("avx2"))) std::size_t Unshuffle8Avx2(const std::uint8_t* in, std::size_t n,
                                                            std::uint8_t* out) {
   std::size_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    __m256i a[8];
-    for (std::size_t j = 0; j < 8; ++j) {
-      a[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + j * n + i));
-    }
-    // Within each 128-bit lane (items i..i+15, then i+16..i+31): bytes j0 j1 of items
-    // 0-7 and 8-15, then j0-j3 of items 0-3, 4-7, ..., then whole items in pairs.
-    const __m256i b0 = _mm256_unpacklo_epi8(a[0], a[1]);
-    const __m256i b1 = _mm256_unpackhi_epi8(a[0], a[1]);
-    const __m256i b2 = _mm256_unpacklo_epi8(a[2], a[3]);
-    const __m256i b3 = _mm256_unpackhi_epi8(a[2], a[3]);
-    const __m256i b4 = _mm256_unpacklo_epi8(a[4], a[5]);
-    const __m256i b5 = _mm256_unpackhi_epi8(a[4], a[5]);
-    const __m256i b6 = _mm256_unpacklo_epi8(a[6], a[7]);
-    const __m256i b7 = _mm256_unpackhi_epi8(a[6], a[7]);
-    const __m256i c0 = _mm256_unpacklo_epi16(b0, b2);
-    const __m256i c1 = _mm256_unpackhi_epi16(b0, b2);
-    const __m256i c2 = _mm256_unpacklo_epi16(b1, b3);
-    const __m256i c3 = _mm256_unpackhi_epi16(b1, b3);
-    const __m256i c4 = _mm256_unpacklo_epi16(b4, b6);
-    const __m256i c5 = _mm256_unpackhi_epi16(b4, b6);
-    const __m256i c6 = _mm256_unpacklo_epi16(b5, b7);
-    const __m256i c7 = _mm256_unpackhi_epi16(b5, b7);
-    const __m256i d[8] = {
-        _mm256_unpacklo_epi32(c0, c4), _mm256_unpackhi_epi32(c0, c4), _mm256_unpacklo_epi32(c1, c5),
-        _mm256_unpackhi_epi32(c1, c5), _mm256_unpacklo_epi32(c2, c6), _mm256_unpackhi_epi32(c2, c6),
-        _mm256_unpacklo_epi32(c3, c7), _mm256_unpackhi_epi32(c3, c7),
-    };
-    // d[k] holds items 2k, 2k+1 of the first lane and 16+2k, 17+2k of the second.
+    __m256i c[4];  // bytes j0-j3
+    __m256i e[4];  // bytes j4-j7
+    InterleaveFourStreams(in, n, i, 0, c);
+    InterleaveFourStreams(in, n, i, 4, e);
+    // Whole items in pairs: d[2k], d[2k+1] hold items 4k..4k+3 of the first lane and
+    // 16+4k..19+4k of the second.
     auto* target = reinterpret_cast<__m256i*>(out + i * 8);
-    for (std::size_t k = 0; k < 8; k += 2) {
-      _mm256_storeu_si256(target + k / 2, _mm256_permute2x128_si256(d[k], d[k + 1], 0x20));
-      _mm256_storeu_si256(target + 4 + k / 2, _mm256_permute2x128_si256(d[k], d[k + 1], 0x31));
+    for (std::size_t k = 0; k < 4; ++k) {
+      const __m256i d0 = _mm256_unpacklo_epi32(c[k], e[k]);
+      const __m256i d1 = _mm256_unpackhi_epi32(c[k], e[k]);
+      _mm256_storeu_si256(target + k, _mm256_permute2x128_si256(d0, d1, 0x20));
+      _mm256_storeu_si256(target + 4 + k, _mm256_permute2x128_si256(d0, d1, 0x31));
     }
   }
   return i;
@@ -74,25 +78,13 @@ __attribute__((target("avx2"))) std::size_t Unshuffle4Avx2(const std::uint8_t* i
                                                            std::uint8_t* out) {
   std::size_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    const auto* stream = reinterpret_cast<const __m256i*>(in + i);
-    const __m256i a0 = _mm256_loadu_si256(stream);
-    const __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + n + i));
-    const __m256i a2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 2 * n + i));
-    const __m256i a3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 3 * n + i));
-    const __m256i b0 = _mm256_unpacklo_epi8(a0, a1);
-    const __m256i b1 = _mm256_unpackhi_epi8(a0, a1);
-    const __m256i b2 = _mm256_unpacklo_epi8(a2, a3);
-    const __m256i b3 = _mm256_unpackhi_epi8(a2, a3);
-    // c0..c3: items 0-3, 4-7, 8-11, 12-15 of each lane, whole.
-    const __m256i c0 = _mm256_unpacklo_epi16(b0, b2);
-    const __m256i c1 = _mm256_unpackhi_epi16(b0, b2);
-    const __m256i c2 = _mm256_unpacklo_epi16(b1, b3);
-    const __m256i c3 = _mm256_unpackhi_epi16(b1, b3);
+    __m256i c[4];  // whole items 0-3, 4-7, 8-11, 12-15 of each lane
+    InterleaveFourStreams(in, n, i, 0, c);
     auto* target = reinterpret_cast<__m256i*>(out + i * 4);
-    _mm256_storeu_si256(target + 0, _mm256_permute2x128_si256(c0, c1, 0x20));
-    _mm256_storeu_si256(target + 1, _mm256_permute2x128_si256(c2, c3, 0x20));
-    _mm256_storeu_si256(target + 2, _mm256_permute2x128_si256(c0, c1, 0x31));
-    _mm256_storeu_si256(target + 3, _mm256_permute2x128_si256(c2, c3, 0x31));
+    _mm256_storeu_si256(target + 0, _mm256_permute2x128_si256(c[0], c[1], 0x20));
+    _mm256_storeu_si256(target + 1, _mm256_permute2x128_si256(c[2], c[3], 0x20));
+    _mm256_storeu_si256(target + 2, _mm256_permute2x128_si256(c[0], c[1], 0x31));
+    _mm256_storeu_si256(target + 3, _mm256_permute2x128_si256(c[2], c[3], 0x31));
   }
   return i;
 }
