@@ -14,15 +14,17 @@ Tools (each run a fresh process; seconds are its timed part, peak RSS its own ru
   cubed         Cubed on its threads executor, the same allowed_mem
   numpy         numpy through zarr-python: read whole, compute, write whole (all timed)
   numpy-ram     numpy on data already in RAM: only the computation timed, nothing
-                written: the in-memory floor ("vs numpy" compares with it)
-                (both skipped where 3x the inputs would not fit in RAM)
+                written: the in-memory floor (both skipped where 3x the inputs would
+                not fit in RAM)
+  tessera-ram   Tessera on the same numpy arrays in RAM (asarray, no copy, in the
+                inputs' chunks), timed as numpy-ram: "vs numpy" compares the two
   zarr-python, zarrs, tensorstore   the Zarr read and write rows
   memcpy, raw-read   the machine's floor: one copy of the decoded bytes between buffers
                 already faulted in; reading the input files (page cache) into a buffer
 Workloads and sizes: bench/peer_work.py. Medians of --repeat runs; "vs best peer" is the
 fastest peer's median over the tool's (above 1: faster than every peer; peers are Dask,
 tuned Dask and Cubed, or zarr-python, zarrs and TensorStore); "vs numpy" numpy-ram's median over
-the tool's (1: as fast as numpy on data in RAM). Every tool's result is checksummed on a sample and compared with the
+tessera-ram's (1: Tessera as fast as numpy on the same data in RAM). Every tool's result is checksummed on a sample and compared with the
 others'. Writes RESULTS/peers.md (the tables) and RESULTS/peers.png (seconds per GB
 against size), and appends every run to RESULTS/runs.jsonl."""
 import argparse
@@ -43,13 +45,14 @@ from bench_util import measure, read_files  # noqa: E402
 COMPUTE_TOOLS = ["tessera", "tessera-cli", "dask", "dask-keep", "cubed", "numpy", "numpy-ram"]
 ZARR_TOOLS = ["tessera", "zarr-python", "zarrs", "tensorstore"]
 FLOORS = ["memcpy", "raw-read"]
+IN_RAM = ["numpy", "numpy-ram", "tessera-ram"]  # hold the inputs whole in RAM
 PEERS = {"dask", "dask-keep", "cubed", "zarr-python", "zarrs", "tensorstore"}
 WORKLOADS = {
     "rechunk": COMPUTE_TOOLS + FLOORS,
-    "dewpoint-smooth": COMPUTE_TOOLS + FLOORS,
-    "dewpoint-random": COMPUTE_TOOLS + FLOORS,
-    "meansum": [t for t in COMPUTE_TOOLS if t != "tessera-cli"] + FLOORS,
-    "matmul": [t for t in COMPUTE_TOOLS if t != "tessera-cli"] + FLOORS,
+    "dewpoint-smooth": COMPUTE_TOOLS + ["tessera-ram"] + FLOORS,
+    "dewpoint-random": COMPUTE_TOOLS + ["tessera-ram"] + FLOORS,
+    "meansum": [t for t in COMPUTE_TOOLS if t != "tessera-cli"] + ["tessera-ram"] + FLOORS,
+    "matmul": [t for t in COMPUTE_TOOLS if t != "tessera-cli"] + ["tessera-ram"] + FLOORS,
     "zarr-write-v2": ZARR_TOOLS + ["memcpy"],
     "zarr-read-v2": ZARR_TOOLS + FLOORS,
     "zarr-write-v3-sharded": ZARR_TOOLS + ["memcpy"],
@@ -131,7 +134,7 @@ def warm(workload, data, scale):
 
 
 def fits_in_ram(tool, workload, scale):
-    return not tool.startswith("numpy") or 3 * peer_work.logical_bytes(workload, scale) < 0.8 * ram_bytes()
+    return tool not in IN_RAM or 3 * peer_work.logical_bytes(workload, scale) < 0.8 * ram_bytes()
 
 
 def run_all(args, log):
@@ -220,9 +223,10 @@ def report(rows, allowed_mem, results):
                              f"{row['peak_rss'] / budget:.2f} | {checksum_agrees(row, reference)} |")
             tessera = here.get("tessera", {}).get("seconds")
             numpy_seconds = here.get("numpy-ram", {}).get("seconds")
+            in_ram = here.get("tessera-ram", {}).get("seconds")
             if tessera:
                 peer = f"{best_seconds:.3f} | {best_seconds / tessera:.2f}x" if best_seconds else " | "
-                floor = f"{numpy_seconds / tessera:.2f}x" if numpy_seconds else ""
+                floor = f"{numpy_seconds / in_ram:.2f}x" if numpy_seconds and in_ram else ""
                 summary.append(f"| {workload} | {scale:g} | {gigabytes:.2f} | {tessera:.3f} | {best_tool} | "
                                f"{peer} | {floor} | {here['tessera']['peak_rss'] / budget:.2f} |")
     text = "\n".join(lines + ["## Tessera against the best peer", ""] + summary +
@@ -245,7 +249,7 @@ def plot(rows, path):
     columns = 3
     figure, axes = plt.subplots((len(workloads) + columns - 1) // columns, columns,
                                 figsize=(15, 4.2 * ((len(workloads) + columns - 1) // columns)), squeeze=False)
-    every_tool = list(dict.fromkeys(COMPUTE_TOOLS + ZARR_TOOLS + FLOORS))
+    every_tool = list(dict.fromkeys(COMPUTE_TOOLS + IN_RAM + ZARR_TOOLS + FLOORS))
     colour = {tool: matplotlib.colormaps["tab20"](index) for index, tool in enumerate(every_tool)}
     for axis, workload in zip(axes.flat, workloads):
         sizes = sorted({peer_work.logical_bytes(workload, s) / 1e9 for (w, s, _) in rows if w == workload})
@@ -276,7 +280,7 @@ def main():
     parser.add_argument("--sizes", default="0.25,1,4", help="scales: a quarter, one and four times")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
-    parser.add_argument("--tools", default=",".join(dict.fromkeys(COMPUTE_TOOLS + ZARR_TOOLS + FLOORS)))
+    parser.add_argument("--tools", default=",".join(dict.fromkeys(COMPUTE_TOOLS + IN_RAM + ZARR_TOOLS + FLOORS)))
     parser.add_argument("--allowed-mem", default="1GB")
     parser.add_argument("--data", default=os.path.join(tempfile.gettempdir(), "tessera-peers"),
                         help="where inputs are kept between runs (needs about 40 GB at size 4)")

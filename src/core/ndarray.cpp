@@ -31,19 +31,15 @@ NDArray::NDArray(Shape shape, DType dtype)
 
 NDArray NDArray::Borrow(Shape shape, DType dtype, const std::byte* data,
                         std::shared_ptr<const void> owner) {
-  NDArray array;
-  array.shape_ = std::move(shape);
-  array.dtype_ = dtype;
-  array.size_ = CheckedSize(array.shape_);
-  const std::int64_t bytes = CheckedMul(array.size_, dtype.itemsize());
+  const Index size = CheckedSize(shape);
+  const std::int64_t bytes = CheckedMul(size, dtype.itemsize());
   if (bytes > 0 && reinterpret_cast<std::uintptr_t>(data) %
                            static_cast<std::uintptr_t>(dtype.component_size()) !=
                        0) {
     throw InvalidArgument("NDArray::Borrow: the elements are not aligned for " +
                           std::string(dtype.name()));
   }
-  array.buffer_ = Buffer::Borrow(data, bytes, std::move(owner));
-  return array;
+  return NDArray(std::move(shape), dtype, size, Buffer::Borrow(data, bytes, std::move(owner)));
 }
 
 void NDArray::ThrowBorrowed() {

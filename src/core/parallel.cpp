@@ -10,8 +10,13 @@
 namespace tessera {
 
 int HardwareThreads() {
-  unsigned threads = std::thread::hardware_concurrency();
-  return threads == 0 ? 1 : static_cast<int>(threads);
+  // Read once: each hardware_concurrency() opens /sys/devices/system/cpu/online, and
+  // planning asks hundreds of times (10 ms of a small compute()).
+  static const int threads = [] {
+    const unsigned online = std::thread::hardware_concurrency();
+    return online == 0 ? 1 : static_cast<int>(online);
+  }();
+  return threads;
 }
 
 void ParallelFor(std::int64_t count, int max_threads, const std::function<void(std::int64_t)>& fn) {

@@ -6,6 +6,18 @@
 #include "representative_tasks.hpp"
 
 namespace tessera::planner {
+namespace {
+
+// Whether `chunks` is a whole multiple of `of` along every dimension.
+bool IsMultipleOf(const Shape& chunks, const Shape& of) {
+  if (chunks.size() != of.size() || chunks.empty()) return false;
+  for (std::size_t d = 0; d < chunks.size(); ++d) {
+    if (of[d] <= 0 || chunks[d] % of[d] != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 FusedOp::FusedOp(OpInfo info, std::shared_ptr<const FusedEvaluator> evaluator,
                  std::shared_ptr<OpOutput> output, std::int64_t reserved_mem)
@@ -21,6 +33,14 @@ FusedOp::FusedOp(OpInfo info, std::shared_ptr<const FusedEvaluator> evaluator,
   if (source != nullptr && source->ReadsInto() && result != nullptr) {
     direct_source_ = source;
     direct_result_ = result;
+    // A task reads a whole stored chunk (a shard) into place: it holds one read block's
+    // scratch at a time all the same, and reads the shard's index once, not per block.
+    const Shape stored = source->ReadIntoChunks();
+    if (IsMultipleOf(stored, grid_.chunks())) {
+      grid_ = ChunkGrid(grid_.shape(), stored);
+      info_.chunks = stored;
+      info_.num_tasks = grid_.num_blocks();
+    }
   }
 }
 
@@ -42,7 +62,7 @@ bool FusedOp::IsTaskDone(std::int64_t task) const { return output_->Has(grid_.Bl
 void FusedOp::RunTask(std::int64_t task) const {
   const Shape block = grid_.BlockIndex(task);
   if (direct_source_ != nullptr) {
-    direct_result_->WriteFrom(block, *direct_source_);
+    direct_result_->WriteFrom(grid_.BlockRegion(block), *direct_source_);
     return;
   }
   output_->Write(block, evaluator_->Evaluate(grid_.BlockRegion(block)));

@@ -51,6 +51,10 @@ class StoredArray {
   // store: no block of its own. Holds ProjectReadInto(region) bytes besides `target`.
   virtual void ReadInto(const Region& region, NDArray& target, const Shape& target_start) const;
   virtual std::int64_t ProjectReadInto(const Region&) const { return 0; }
+  // The blocks ReadInto reads best one at a time (a sharded array's shards: each
+  // shard's index is read once for all its inner chunks), costing no more scratch than
+  // one of the blocks Read is given; empty when there are none (ReadsInto false).
+  virtual Shape ReadIntoChunks() const { return {}; }
 };
 
 // A stored Zarr array (from_zarr). Projections use the largest chunk now stored.
@@ -101,9 +105,9 @@ class ResultOutput : public OpOutput {
   std::shared_ptr<const NDArray> Read(const Region& region) const override;
   std::int64_t ProjectRead(const Region& region) const override;
   Index BlocksTouched(const Region& region) const override;
-  // Write of the block `source` holds over the same region, read straight into the
-  // result (source.ReadsInto()); holds what source.ProjectReadInto says.
-  void WriteFrom(const Shape& block, const StoredArray& source);
+  // The values `source` holds over `region`, read straight into the result
+  // (source.ReadsInto()); holds what source.ProjectReadInto(region) says.
+  void WriteFrom(const Region& region, const StoredArray& source);
   NDArray TakeResult();
 
  private:

@@ -70,6 +70,15 @@ void TouchRegionPages(NDArray& target, const Shape& target_start, const Region& 
   });
 }
 
+bool IsOneRun(const Shape& whole, const Region& region) {
+  std::size_t d = 0;
+  while (d < whole.size() && region.shape[d] == 1) ++d;  // single index: no stride taken
+  for (++d; d < whole.size(); ++d) {
+    if (region.start[d] != 0 || region.shape[d] != whole[d]) return false;
+  }
+  return true;
+}
+
 Region Intersect(const Region& a, const Region& b) {
   Region result{Shape(a.start.size()), Shape(a.start.size())};
   for (std::size_t d = 0; d < a.start.size(); ++d) {

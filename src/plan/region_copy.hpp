@@ -61,6 +61,10 @@ Index CountTouchedBlocks(const ChunkGrid& grid, const Region& region);
 // Bytes of `region` of an array of `dtype`.
 Index RegionBytes(const Region& region, DType dtype);
 
+// Whether `region` (not empty) of a C-order array of shape `whole` is one run of its
+// memory: every dimension after the first the region spans by more than one is whole.
+bool IsOneRun(const Shape& whole, const Region& region);
+
 // A copy of `region` of an array held whole.
 std::shared_ptr<const NDArray> CopyRegionOf(const NDArray& whole, const Region& region);
 

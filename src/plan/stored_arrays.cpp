@@ -39,6 +39,7 @@ class ZarrStoredArray : public StoredArray {
     for (Index& stride : strides) stride *= itemsize;  // in bytes
     array_->ReadRegionInto(region, first, strides);
   }
+  Shape ReadIntoChunks() const override { return array_->grid().chunks(); }
   std::int64_t ProjectReadInto(const Region& region) const override {
     // As for a target laid out otherwise than the region (the result of compute()).
     return Scratch(region, /*out_dense=*/false);
@@ -70,15 +71,28 @@ class ZarrStoredArray : public StoredArray {
   mutable std::map<Shape, std::int64_t> scratch_;
 };
 
-// Reads regions of an array held whole in memory by copying them out.
+// Reads regions of an array held whole in memory: a region that is one run of its
+// memory (rows of a C-order array: the blocks of a row-chunked numpy array) is handed out
+// as a read-only view of it, costing nothing; any other region is copied out.
 class InMemoryStoredArray : public StoredArray {
  public:
   InMemoryStoredArray(std::shared_ptr<const NDArray> data, Shape chunks)
       : data_(std::move(data)), grid_(data_->shape(), std::move(chunks)) {}
 
   std::shared_ptr<const NDArray> Read(const Region& region) const override {
-    return CopyRegionOf(*data_, region);
+    if (ShapeSize(region.shape) == 0 || !IsOneRun(data_->shape(), region)) {
+      return CopyRegionOf(*data_, region);
+    }
+    const Index offset = OffsetIn(region.start, Shape(region.start.size(), 0),
+                                  CStrides(data_->shape()));
+    return std::make_shared<const NDArray>(NDArray::Borrow(
+        region.shape, data_->dtype(), data_->bytes().data() + offset * data_->dtype().itemsize(),
+        data_));
   }
+  // A view is projected as the copy it replaces (as an in-memory intermediate's shared
+  // block is): the plan and its budget stay those of a copied read, and the view only
+  // measures less. (Projecting it as nothing would expose the rounding of tiny blocks
+  // that ops do not project.)
   std::int64_t ProjectRead(const Region& region) const override {
     return RegionBytes(region, data_->dtype());
   }

@@ -373,8 +373,7 @@ void ResultOutput::Write(const Shape& block, NDArray data) {
   }
 }
 
-void ResultOutput::WriteFrom(const Shape& block, const StoredArray& source) {
-  const Region region = grid_.BlockRegion(block);
+void ResultOutput::WriteFrom(const Region& region, const StoredArray& source) {
   const Shape origin(region.start.size(), 0);
   if (RegionBytes(region, dtype_) >= kTouchedFreshBytes) {
     // The result's pages are the caller's (as in Write): fault the block's in first, on

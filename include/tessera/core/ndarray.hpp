@@ -93,6 +93,10 @@ class NDArray {
     if (buffer_.borrowed()) ThrowBorrowed();
   }
   [[noreturn]] static void ThrowBorrowed();
+  // Shape, dtype and size set, no elements: Borrow fills in the buffer (the public
+  // constructors would allocate one first).
+  NDArray(Shape shape, DType dtype, Index size, Buffer buffer)
+      : shape_(std::move(shape)), dtype_(dtype), size_(size), buffer_(std::move(buffer)) {}
 
   Shape shape_;
   DType dtype_ = float64;

@@ -13,7 +13,7 @@ namespace tessera {
 
 void ParallelFor(std::int64_t count, int max_threads, const std::function<void(std::int64_t)>& fn);
 
-// Hardware concurrency, at least 1.
+// Hardware concurrency, at least 1 (the CPUs online when first asked).
 int HardwareThreads();
 
 }  // namespace tessera
