@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "region_copy.hpp"
 #include "representative_tasks.hpp"
+#include "zarr_output.hpp"
 
 namespace tessera::planner {
 namespace {
@@ -30,6 +32,11 @@ FusedOp::FusedOp(OpInfo info, std::shared_ptr<const FusedEvaluator> evaluator,
   info_.num_tasks = grid_.num_blocks();
   const StoredArray* source = evaluator_->StoredCopySource();
   auto* result = dynamic_cast<ResultOutput*>(output_.get());
+  auto* zarr = dynamic_cast<ZarrOutput*>(output_.get());
+  if (source != nullptr && source->HeldWhole() != nullptr && zarr != nullptr) {
+    held_source_ = source->HeldWhole();
+    direct_zarr_ = zarr;
+  }
   if (source != nullptr && source->ReadsInto() && result != nullptr) {
     direct_source_ = source;
     direct_result_ = result;
@@ -49,6 +56,9 @@ std::int64_t FusedOp::projected_mem(std::int64_t task) const {
   if (direct_source_ != nullptr) {
     return reserved_mem_ + direct_source_->ProjectReadInto(grid_.BlockRegion(block));
   }
+  if (EncodesFromHeld(block)) {
+    return reserved_mem_ + direct_zarr_->ProjectWriteFrom(block, *held_source_);
+  }
   const MemoryFigure figure = evaluator_->Project(grid_.BlockRegion(block));
   return reserved_mem_ + std::max(figure.peak, figure.result + output_->ProjectWrite(block));
 }
@@ -65,7 +75,17 @@ void FusedOp::RunTask(std::int64_t task) const {
     direct_result_->WriteFrom(grid_.BlockRegion(block), *direct_source_);
     return;
   }
+  if (EncodesFromHeld(block)) {
+    direct_zarr_->WriteFrom(block, *held_source_);
+    return;
+  }
   output_->Write(block, evaluator_->Evaluate(grid_.BlockRegion(block)));
+}
+
+bool FusedOp::EncodesFromHeld(const Shape& block) const {
+  // A block that is one run of the held array is read as a view of it anyway (and
+  // encoded from there); any other would be copied out first.
+  return direct_zarr_ != nullptr && !IsOneRun(held_source_->shape(), grid_.BlockRegion(block));
 }
 
 std::int64_t FusedOp::MaxProjection(std::int64_t* worst_task) const {

@@ -14,6 +14,8 @@
 
 namespace tessera::planner {
 
+class ZarrOutput;
+
 class FusedOp : public OutputOp {
  public:
   FusedOp(OpInfo info, std::shared_ptr<const FusedEvaluator> evaluator,
@@ -36,6 +38,11 @@ class FusedOp : public OutputOp {
   // Set when the op reads a source straight into the result.
   const StoredArray* direct_source_ = nullptr;
   ResultOutput* direct_result_ = nullptr;
+  // Set when the op may encode a source held in memory straight into a Zarr output.
+  const NDArray* held_source_ = nullptr;
+  ZarrOutput* direct_zarr_ = nullptr;
+  // Whether `block` is encoded straight from held_source_.
+  bool EncodesFromHeld(const Shape& block) const;
 };
 
 }  // namespace tessera::planner

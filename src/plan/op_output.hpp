@@ -55,6 +55,9 @@ class StoredArray {
   // shard's index is read once for all its inner chunks), costing no more scratch than
   // one of the blocks Read is given; empty when there are none (ReadsInto false).
   virtual Shape ReadIntoChunks() const { return {}; }
+  // The whole array when it is held in this process's memory (asarray), read-only: a
+  // writer can encode its blocks straight from it; nullptr otherwise.
+  virtual const NDArray* HeldWhole() const { return nullptr; }
 };
 
 // A stored Zarr array (from_zarr). Projections use the largest chunk now stored.

@@ -99,6 +99,7 @@ class InMemoryStoredArray : public StoredArray {
   Index BlocksTouched(const Region& region) const override {
     return CountTouchedBlocks(grid_, region);
   }
+  const NDArray* HeldWhole() const override { return data_.get(); }
 
  private:
   std::shared_ptr<const NDArray> data_;

@@ -57,6 +57,23 @@ std::int64_t ZarrOutput::ProjectWrite(const Shape& block) const {
   return shadow_->WriteBlockScratchBytes(block) + (holds_values_ ? largest_written_ : 0);
 }
 
+void ZarrOutput::WriteFrom(const Shape& block, const NDArray& whole) {
+  const Region region = array_->grid().BlockRegion(block);
+  const Index itemsize = whole.dtype().itemsize();
+  Shape strides = CStrides(whole.shape());
+  const std::byte* const first =
+      whole.bytes().data() + OffsetIn(region.start, Shape(region.start.size(), 0), strides) * itemsize;
+  for (Index& stride : strides) stride *= itemsize;  // in bytes
+  array_->WriteBlockStrided(block, first, strides);
+}
+
+std::int64_t ZarrOutput::ProjectWriteFrom(const Shape& block, const NDArray& whole) const {
+  const Region region = shadow_->grid().BlockRegion(block);
+  // As WriteBlockStrided decides: the block's own C-order strides are the whole's.
+  const bool contiguous = CStrides(region.shape) == CStrides(whole.shape());
+  return shadow_->WriteBlockScratchBytes(block, contiguous) + (holds_values_ ? largest_written_ : 0);
+}
+
 std::shared_ptr<const NDArray> ZarrOutput::Read(const Region& region) const {
   return ReadZarrRegion(*array_, region);
 }

@@ -39,6 +39,11 @@ class ZarrOutput : public OpOutput {
   Shape InnerChunks() const override {
     return metadata_.sharded() ? metadata_.read_chunks() : Shape{};
   }
+  // Write of `block` with the values `whole` (an array of this output's shape and dtype
+  // held in memory) has over its region, encoded straight from `whole`: no block of its
+  // own. Holds ProjectWriteFrom(block, whole).
+  void WriteFrom(const Shape& block, const NDArray& whole);
+  std::int64_t ProjectWriteFrom(const Shape& block, const NDArray& whole) const;
 
  protected:
   // Opens the array at `path` of `store` when `keep_existing` and its metadata is this

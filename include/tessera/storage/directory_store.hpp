@@ -61,6 +61,9 @@ class DirectoryStore final : public Store {
   // or a directory above it up to the root, so a walk down the listing always ends.
   std::vector<std::string> ListFolder(std::string_view folder) const override;
   std::optional<std::int64_t> SizeOf(std::string_view key) const override;
+  // The value's file, held open: its reads are preads, and see the file opened even
+  // when a writer renames a new one over it.
+  std::unique_ptr<OpenedValue> OpenForReads(std::string_view key) const override;
   std::string Describe() const override { return root_.string(); }
 
   const std::filesystem::path& root() const { return root_; }

@@ -30,6 +30,18 @@
 
 namespace tessera {
 
+// One value of a store opened for several ranged reads, all of the same version of it
+// (a shard's index, then its inner chunks, even while a writer replaces the value).
+// Thread-safe.
+class OpenedValue {
+ public:
+  virtual ~OpenedValue() = default;
+  // The value's size in bytes.
+  virtual std::int64_t size() const = 0;
+  // Reads out.size() bytes from byte `start` (REQUIRES: start + out.size() <= size()).
+  virtual void ReadAt(std::int64_t start, std::span<std::byte> out) const = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -58,6 +70,10 @@ class Store {
   // of one value. The default goes through Get(); a directory reads the range alone.
   virtual std::optional<std::int64_t> ReadRange(std::string_view key, std::int64_t offset,
                                                 std::span<std::byte> out) const;
+  // `key`'s value opened once for many ReadRange-like reads (PinnedValueStore); nullptr
+  // when it is absent, or when the store reads ranges no cheaper that way (the default:
+  // each ReadRange is then a read of its own).
+  virtual std::unique_ptr<OpenedValue> OpenForReads(std::string_view key) const;
   // Stores `value` under `key`, replacing any old value atomically.
   virtual void Set(std::string_view key, std::span<const std::byte> value) = 0;
   // Removes `key`; returns false when it was absent.
@@ -85,6 +101,35 @@ class Store {
   virtual bool HoldsValuesInMemory() const { return false; }
   // Describe() joined with `key`, e.g. "/data/a.zarr/.zarray".
   std::string DescribeKey(std::string_view key) const;
+};
+
+// A read-only view of `base` in which `key`'s value is opened once (Store::OpenForReads), so
+// that every ReadRange and SizeOf of it reads that one version without opening it
+// again; other keys go to `base`. Set and Erase throw. Lives within one read of a shard.
+class PinnedValueStore final : public Store {
+ public:
+  PinnedValueStore(const Store& base, std::string_view key);
+
+  std::optional<Buffer> Get(std::string_view key) const override { return base_.Get(key); }
+  std::optional<std::int64_t> ReadBounded(std::string_view key, std::int64_t max_size,
+                                          const Destination& destination) const override {
+    return base_.ReadBounded(key, max_size, destination);
+  }
+  std::optional<std::int64_t> ReadRange(std::string_view key, std::int64_t offset,
+                                        std::span<std::byte> out) const override;
+  void Set(std::string_view key, std::span<const std::byte> value) override;
+  bool Erase(std::string_view key) override;
+  std::vector<std::string> List(std::string_view prefix) const override {
+    return base_.List(prefix);
+  }
+  std::optional<std::int64_t> SizeOf(std::string_view key) const override;
+  std::string Describe() const override { return base_.Describe(); }
+  bool HoldsValuesInMemory() const override { return base_.HoldsValuesInMemory(); }
+
+ private:
+  const Store& base_;
+  std::string key_;
+  std::unique_ptr<OpenedValue> value_;  // null: every read goes to base_
 };
 
 // Throws InvalidArgument when `key` is not a safe relative key (see above).

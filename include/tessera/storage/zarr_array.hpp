@@ -92,6 +92,11 @@ class ZarrArray {
   // Writes one block; `data` must have shape BlockShape(block) and the array's dtype.
   void WriteBlock(std::span<const Index> block, const NDArray& data) const;
   void WriteBlockFrom(std::span<const Index> block, std::span<const std::byte> data) const;
+  // WriteBlockFrom of the block whose element (i, j, ...) is at src + i * src_strides[0]
+  // + j * src_strides[1] + ... (byte strides, one per dimension): encoded straight from
+  // there (a block of a larger array in memory), never copied out whole first.
+  void WriteBlockStrided(std::span<const Index> block, const std::byte* src,
+                         std::span<const Index> src_strides) const;
 
   // The whole array / a region, reading chunks on up to max_threads threads
   // (0 = hardware concurrency).
@@ -118,7 +123,9 @@ class ZarrArray {
                                       bool out_dense = true) const;
   // WriteBlock(block) / WriteBlockFrom(block) (a sharded array's includes the shard
   // being assembled):
-  std::int64_t WriteBlockScratchBytes(std::span<const Index> block) const;
+  // (WriteBlockStrided: `src_contiguous` false unless the strides are the block's own.)
+  std::int64_t WriteBlockScratchBytes(std::span<const Index> block,
+                                      bool src_contiguous = true) const;
   // The largest stored size any valid chunk (shard) of this array may have (reads
   // refuse more), and the largest Tessera's own encoder writes.
   std::int64_t MaxStoredChunkBytes() const;

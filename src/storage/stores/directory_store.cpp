@@ -242,32 +242,55 @@ int OpenValue(const fs::path& path, std::int64_t* size) {
   return fd.Release();
 }
 
+// A value file held open (DirectoryStore::Open): reads are preads of that one file.
+class OpenedFile final : public OpenedValue {
+ public:
+  OpenedFile(fs::path path, int fd, std::int64_t size)
+      : path_(std::move(path)), fd_(fd), size_(size) {}
+
+  std::int64_t size() const override { return size_; }
+  void ReadAt(std::int64_t start, std::span<std::byte> out) const override {
+    std::size_t total = 0;
+    while (total < out.size()) {
+      const ssize_t got = ::pread(fd_.get(), out.data() + total, out.size() - total,
+                                  static_cast<off_t>(start) + static_cast<off_t>(total));
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        ThrowIo("read", path_, errno);
+      }
+      if (got == 0) {
+        throw StorageError("cannot read " + path_.string() + ": the file shrank below " +
+                           std::to_string(start + static_cast<std::int64_t>(out.size())) +
+                           " bytes while being read; another program is writing into the store");
+      }
+      total += static_cast<std::size_t>(got);
+    }
+  }
+
+ private:
+  fs::path path_;
+  FileDescriptor fd_;
+  std::int64_t size_;
+};
+
 }  // namespace
+
+std::unique_ptr<OpenedValue> DirectoryStore::OpenForReads(std::string_view key) const {
+  fs::path path = PathOf(key);
+  std::int64_t size = 0;
+  const int fd = OpenValue(path, &size);
+  if (fd < 0) return nullptr;
+  return std::make_unique<OpenedFile>(std::move(path), fd, size);
+}
 
 std::optional<std::int64_t> DirectoryStore::ReadRange(std::string_view key, std::int64_t offset,
                                                       std::span<std::byte> out) const {
-  const fs::path path = PathOf(key);
-  std::int64_t size = 0;
-  FileDescriptor fd(OpenValue(path, &size));
-  if (fd.get() < 0) return std::nullopt;
-  const auto length = static_cast<std::int64_t>(out.size());
-  const std::int64_t start = RangeStart(offset, length, size, DescribeKey(key));
-  std::size_t total = 0;
-  while (total < out.size()) {
-    const ssize_t got = ::pread(fd.get(), out.data() + total, out.size() - total,
-                                static_cast<off_t>(start) + static_cast<off_t>(total));
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      ThrowIo("read", path, errno);
-    }
-    if (got == 0) {
-      throw StorageError("cannot read " + path.string() + ": the file shrank below " +
-                         std::to_string(start + length) +
-                         " bytes while being read; another program is writing into the store");
-    }
-    total += static_cast<std::size_t>(got);
-  }
-  return size;
+  const std::unique_ptr<OpenedValue> value = OpenForReads(key);
+  if (value == nullptr) return std::nullopt;
+  const std::int64_t start =
+      RangeStart(offset, static_cast<std::int64_t>(out.size()), value->size(), DescribeKey(key));
+  if (!out.empty()) value->ReadAt(start, out);
+  return value->size();
 }
 
 std::optional<std::int64_t> DirectoryStore::ReadBounded(std::string_view key, std::int64_t max_size,

@@ -263,6 +263,27 @@ TEST_F(DirectoryStoreTest, DirectoryIsNotAKey) {
   EXPECT_EQ(FilesUnder(root()), std::vector<std::string>{"a/b"});
 }
 
+// A pinned value is its file as opened: a value renamed over it later is not mixed in
+// (a shard's index and inner chunks come from one version), while the store itself
+// reads the new one.
+TEST_F(DirectoryStoreTest, PinnedValueKeepsReadingTheVersionItOpened) {
+  auto store = Open();
+  store->Set("shard", std::string_view("old-value!"));
+  const PinnedValueStore pinned(*store, "shard");
+  store->Set("shard", std::string_view("NEW"));
+  std::string out(3, '?');
+  const auto bytes = std::as_writable_bytes(std::span<char>(out.data(), out.size()));
+  EXPECT_EQ(pinned.ReadRange("shard", -3, bytes), 10);
+  EXPECT_EQ(out, "ue!");
+  EXPECT_EQ(pinned.SizeOf("shard"), 10);
+  EXPECT_EQ(store->ReadRange("shard", 0, bytes), 3);
+  EXPECT_EQ(out, "NEW");
+  // A directory is not a value: nothing is opened, and it reads as absent.
+  store->Set("a/b", std::string_view("x"));
+  EXPECT_EQ(store->OpenForReads("a"), nullptr);
+  EXPECT_FALSE(PinnedValueStore(*store, "a").SizeOf("a").has_value());
+}
+
 TEST_F(DirectoryStoreTest, FifoAtAKeyIsAStorageErrorAndNeverBlocks) {
   auto store = Open();
   const fs::path fifo = root() / "0.0";

@@ -131,6 +131,35 @@ std::optional<std::int64_t> Store::ReadRange(std::string_view key, std::int64_t 
   return value->size();
 }
 
+std::unique_ptr<OpenedValue> Store::OpenForReads(std::string_view /*key*/) const { return nullptr; }
+
+PinnedValueStore::PinnedValueStore(const Store& base, std::string_view key)
+    : base_(base), key_(key), value_(base.OpenForReads(key)) {}
+
+std::optional<std::int64_t> PinnedValueStore::ReadRange(std::string_view key,
+                                                        std::int64_t offset,
+                                                        std::span<std::byte> out) const {
+  if (value_ == nullptr || key != key_) return base_.ReadRange(key, offset, out);
+  const std::int64_t size = value_->size();
+  const std::int64_t start =
+      RangeStart(offset, static_cast<std::int64_t>(out.size()), size, DescribeKey(key));
+  if (!out.empty()) value_->ReadAt(start, out);
+  return size;
+}
+
+std::optional<std::int64_t> PinnedValueStore::SizeOf(std::string_view key) const {
+  if (value_ == nullptr || key != key_) return base_.SizeOf(key);
+  return value_->size();
+}
+
+void PinnedValueStore::Set(std::string_view key, std::span<const std::byte> /*value*/) {
+  throw Error("internal error: " + DescribeKey(key) + " was written through a read-only view");
+}
+
+bool PinnedValueStore::Erase(std::string_view key) {
+  throw Error("internal error: " + DescribeKey(key) + " was erased through a read-only view");
+}
+
 std::optional<std::int64_t> Store::GetInto(std::string_view key, Buffer& out,
                                            std::int64_t max_size) const {
   return ReadBounded(key, max_size, [&out](std::int64_t size) {

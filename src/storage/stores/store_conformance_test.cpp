@@ -203,6 +203,39 @@ TEST_P(StoreConformanceTest, ReadRangeReadsAnySliceFromEitherEnd) {
   EXPECT_THROW(store().ReadRange("../escape", 0, out), InvalidArgument);
 }
 
+// PinnedValueStore over every store: the pinned key reads as the store reads it (ranges
+// from either end, sizes, errors naming the key), other keys pass through, and an absent
+// key stays absent.
+TEST_P(StoreConformanceTest, PinnedValueReadsAsTheStoreDoes) {
+  store().Set("shard", std::string_view("0123456789"));
+  store().Set("other", std::string_view("abc"));
+  const PinnedValueStore pinned(store(), "shard");
+  std::string out(4, '?');
+  const auto bytes = std::as_writable_bytes(std::span<char>(out.data(), out.size()));
+  EXPECT_EQ(pinned.ReadRange("shard", -4, bytes), 10);
+  EXPECT_EQ(out, "6789");
+  EXPECT_EQ(pinned.ReadRange("shard", 2, bytes.first(3)), 10);
+  EXPECT_EQ(out.substr(0, 3), "234");
+  EXPECT_EQ(pinned.SizeOf("shard"), 10);
+  EXPECT_EQ(pinned.ReadRange("other", 1, bytes.first(2)), 3);
+  EXPECT_EQ(out.substr(0, 2), "bc");
+  EXPECT_EQ(pinned.Describe(), store().Describe());
+  try {
+    pinned.ReadRange("shard", 8, bytes);
+    ADD_FAILURE() << "read a range outside the value";
+  } catch (const StorageError& error) {
+    EXPECT_NE(std::string(error.what()).find(store().DescribeKey("shard")), std::string::npos)
+        << error.what();
+  }
+  PinnedValueStore view(store(), "shard");
+  Store& as_store = view;
+  EXPECT_THROW(as_store.Set("shard", std::string_view("x")), Error);
+  EXPECT_THROW(view.Erase("shard"), Error);
+  const PinnedValueStore absent(store(), "missing");
+  EXPECT_FALSE(absent.ReadRange("missing", 0, bytes).has_value());
+  EXPECT_FALSE(absent.SizeOf("missing").has_value());
+}
+
 TEST_P(StoreConformanceTest, EmptyValue) {
   store().Set("empty", std::span<const std::byte>());
   std::optional<Buffer> value = store().Get("empty");

@@ -99,6 +99,14 @@ void ShardChunkCodec::ReadPart(const ValueRef& value, const Region& box, std::by
                                std::span<const Index> dst_strides, bool /*dst_contiguous*/,
                                ChunkScratch& scratch) const {
   if (ShapeSize(box.shape) == 0) return;
+  if (value.range.size < 0) {
+    // A whole shard: opened once, so that its index and inner chunks are read from one
+    // version of it without opening it again for each.
+    const PinnedValueStore opened(*value.store, *value.key);
+    const ValueRef opened_value{&opened, value.key, value.range};
+    ReadPartIndexed(opened_value, ReadIndex(opened_value), box, dst, dst_strides, scratch);
+    return;
+  }
   ReadPartIndexed(value, ReadIndex(value), box, dst, dst_strides, scratch);
 }
 

@@ -4,8 +4,9 @@
 //
 //   ShardChunkCodec codec(shard_shape, dtype, fill, sharding, std::move(inner), depth);
 //
-// Reading a box reads the shard's index (one ranged read), then each inner chunk the box
-// touches (one ranged read each); inner chunks with an empty index entry read as the
+// Reading a box opens the shard once (PinnedValueStore), reads its index (one ranged
+// read), then each inner chunk the box touches (one ranged read each) from that same
+// version of the shard; inner chunks with an empty index entry read as the
 // fill value, and so does an absent shard. Writing encodes inner chunks in zarr-python's
 // order (compressed Morton order: the bits of the inner chunk coordinates interleaved,
 // dimension 0 lowest), leaves out inner chunks entirely equal to the fill value and

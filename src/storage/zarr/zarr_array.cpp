@@ -293,6 +293,21 @@ void ZarrArray::WriteBlockFrom(std::span<const Index> block,
             /*src_contiguous=*/true, scratch);
 }
 
+void ZarrArray::WriteBlockStrided(std::span<const Index> block, const std::byte* src,
+                                  std::span<const Index> src_strides) const {
+  grid_.CheckBlock(block);
+  const Shape block_shape = grid_.BlockShape(block);
+  if (src_strides.size() != block_shape.size()) {
+    throw InvalidArgument("WriteBlockStrided: " + std::to_string(src_strides.size()) +
+                          " strides for a block of " + std::to_string(block_shape.size()) +
+                          " dimensions");
+  }
+  const Shape dense = ByteStrides(block_shape, metadata_.dtype.itemsize());
+  ChunkScratch scratch;
+  WritePart(block, src, src_strides, std::equal(dense.begin(), dense.end(), src_strides.begin()),
+            scratch);
+}
+
 NDArray ZarrArray::Read(int max_threads) const {
   return ReadRegion(Region{Shape(metadata_.shape.size(), 0), metadata_.shape}, max_threads);
 }
@@ -349,12 +364,15 @@ void ZarrArray::ReadShardsByInnerChunks(const zarr_detail::ShardChunkCodec& code
   const Index shard_count = ShapeSize(shards.counts);
   std::vector<std::string> keys(static_cast<std::size_t>(shard_count));
   std::vector<std::optional<ShardIndex>> indexes(static_cast<std::size_t>(shard_count));
+  // Each shard opened once: its index and inner chunks are read from that one version.
+  std::vector<std::unique_ptr<const PinnedValueStore>> opened(static_cast<std::size_t>(shard_count));
   ParallelFor(shard_count, threads, [&](std::int64_t linear) {
     const TouchedBox touched = TouchedBoxAt(grid_, region, shards, linear);
     const auto slot = static_cast<std::size_t>(linear);
     keys[slot] = zarr_detail::FormatChunkKey(path_, touched.block, metadata_.dimension_separator,
                                              metadata_.key_encoding);
-    indexes[slot] = codec.ReadIndex(ValueRef{store_.get(), &keys[slot], ShardRange{}});
+    opened[slot] = std::make_unique<const PinnedValueStore>(*store_, keys[slot]);
+    indexes[slot] = codec.ReadIndex(ValueRef{opened[slot].get(), &keys[slot], ShardRange{}});
   });
   // The inner chunks of the top-level sharding (a nested shard is read as one part).
   const ChunkGrid inner_grid(metadata_.shape, codec.inner_grid().chunks());
@@ -373,7 +391,7 @@ void ZarrArray::ReadShardsByInnerChunks(const zarr_detail::ShardChunkCodec& code
     }
     ScratchPool::Lease scratch = scratch_pool.Take();
     const auto index = static_cast<std::size_t>(slot);
-    codec.ReadPartIndexed(ValueRef{store_.get(), &keys[index], ShardRange{}}, indexes[index], box,
+    codec.ReadPartIndexed(ValueRef{opened[index].get(), &keys[index], ShardRange{}}, indexes[index], box,
                           out + ByteOffset(touched.out_start, out_strides), out_strides,
                           scratch.scratch());
   });
@@ -437,9 +455,10 @@ std::int64_t ZarrArray::ReadRegionScratchBytes(const Region& region, std::int64_
   return held.Total();
 }
 
-std::int64_t ZarrArray::WriteBlockScratchBytes(std::span<const Index> block) const {
+std::int64_t ZarrArray::WriteBlockScratchBytes(std::span<const Index> block,
+                                              bool src_contiguous) const {
   grid_.CheckBlock(block);
-  return codec_->WriteScratch(grid_.BlockShape(block), /*src_contiguous=*/true).Total();
+  return codec_->WriteScratch(grid_.BlockShape(block), src_contiguous).Total();
 }
 
 std::int64_t ZarrArray::MaxStoredChunkBytes() const { return codec_->max_stored_bytes(); }

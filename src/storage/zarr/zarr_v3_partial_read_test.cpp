@@ -262,5 +262,55 @@ TEST(ZarrReadRegionInto, WritesTheRegionsValuesAtTheirPlaceAndNothingElse) {
   }
 }
 
+// WriteBlockStrided: every block encoded straight from its place in the whole array
+// (strides not the block's) stores what WriteBlock of a copy of it stores, for raw,
+// compressed and sharded chunks, edge blocks included.
+TEST(ZarrWriteBlockStrided, StoresWhatWriteBlockOfACopyStores) {
+  const Shape shape = {37, 53};
+  ZarrMetadata v2;
+  v2.shape = shape;
+  v2.chunks = {8, 11};
+  v2.dtype = float64;
+  ZarrMetadata v2_blosc = v2;
+  v2_blosc.compressor = ParseCodecSpec("blosc:lz4");
+  ZarrMetadata v2_rows = v2;
+  v2_rows.chunks = {8, 53};  // whole rows: the block's own strides are the array's
+  const std::vector<std::pair<std::string, ZarrMetadata>> layouts = {
+      {"v2 raw", v2},
+      {"v2 blosc", v2_blosc},
+      {"v2 rows", v2_rows},
+      {"v3 sharded zstd",
+       MakeV3Metadata(shape, {4, 5}, float64, ParseCodecSpec("zstd:3"), Shape{16, 20})},
+  };
+  NDArray data(shape, float64);
+  for (Index i = 0; i < data.size(); ++i) {
+    data.mutable_data<double>()[static_cast<std::size_t>(i)] = static_cast<double>(i % 1009) + 0.5;
+  }
+  const Shape strides = {shape[1] * 8, 8};
+  for (const auto& [name, metadata] : layouts) {
+    SCOPED_TRACE(name);
+    const std::shared_ptr<Store> strided_store = MemoryStore::Create();
+    const std::shared_ptr<Store> copied_store = MemoryStore::Create();
+    const ZarrArray strided = ZarrArray::Create(strided_store, "", metadata);
+    const ZarrArray copied = ZarrArray::Create(copied_store, "", metadata);
+    for (Index linear = 0; linear < strided.grid().num_blocks(); ++linear) {
+      const Shape block = strided.grid().BlockIndex(linear);
+      const Region region = strided.grid().BlockRegion(block);
+      strided.WriteBlockStrided(
+          block, data.bytes().data() + (region.start[0] * shape[1] + region.start[1]) * 8, strides);
+      copied.WriteBlock(block, Slice(data, region));
+    }
+    EXPECT_EQ(strided.Read(1), data);
+    EXPECT_EQ(strided_store->List(""), copied_store->List(""));
+    for (const std::string& key : copied_store->List("")) {
+      const std::optional<Buffer> got = strided_store->Get(key);
+      ASSERT_TRUE(got.has_value()) << key;
+      EXPECT_TRUE(std::ranges::equal(got->span(), copied_store->Get(key)->span())) << key;
+    }
+    EXPECT_THROW(strided.WriteBlockStrided(Shape{0, 0}, data.bytes().data(), Shape{8}),
+                 InvalidArgument);
+  }
+}
+
 }  // namespace
 }  // namespace tessera::zarr_v3_test
