@@ -13,6 +13,7 @@
 #include "tessera/api/array.hpp"
 #include "tessera/api/creation.hpp"
 #include "tessera/core/errors.hpp"
+#include "tessera/core/parallel.hpp"
 #include "tessera/storage/directory_store.hpp"
 #include "tessera/storage/memory_store.hpp"
 #include "tessera/storage/zarr_array.hpp"
@@ -130,6 +131,36 @@ TEST(ShardedRechunkTest, ASourceShardLargerThanTheBudgetIsReadByItsInnerChunks) 
   source.rechunk({400, 50}).to_zarr(out_v2, v2);
   EXPECT_EQ(ZarrArray::Open(DirectoryStore::Open(out_v2)).metadata().zarr_format, 2);
   EXPECT_EQ(ZarrArray::Open(DirectoryStore::Open(out_v2)).Read(), values);
+}
+
+// compute() of a sharded source reads each task's values straight into the result: a
+// task takes a whole shard (its index read once) when there are enough shards to keep
+// every core busy, and still holds only one inner chunk's scratch, within a budget
+// smaller than one shard; with fewer shards it reads inner chunks, in parallel.
+TEST(ShardedRechunkTest, ComputeOfASourceReadsAShardPerTaskWhenThereAreEnough) {
+  testing::TempDir dir("sharded_compute");
+  const Spec spec = BudgetSpec(200'000);  // less than one 320 kB shard
+  for (const Index shards_per_side : {Index{1}, Index{2 * HardwareThreads()}}) {
+    SCOPED_TRACE(shards_per_side);
+    const Shape shape{200 * shards_per_side, 200};
+    const NDArray values = Values(shape);
+    auto store = DirectoryStore::Open(dir.path() / ("in" + std::to_string(shards_per_side)));
+    ZarrArray::Create(store, "",
+                      MakeV3Metadata(shape, {50, 50}, float64, ParseCodecSpec("zstd:1"),
+                                     Shape{200, 200}))
+        .Write(values, 1);
+    const Array source = from_zarr(store, "", spec);
+    ComputeOptions compute;
+    ExecutionReport report;
+    compute.report = &report;
+    EXPECT_EQ(source.compute(compute), values);
+    ASSERT_EQ(report.ops.size(), 1u);
+    const bool by_shard = shards_per_side >= 2 * HardwareThreads();
+    EXPECT_EQ(static_cast<Index>(report.tasks.size()),
+              by_shard ? shards_per_side : shards_per_side * 16);
+    testing::ExpectFootprintsWithinProjection(report);
+    testing::ExpectFootprintsWithin(report, spec.allowed_mem);
+  }
 }
 
 TEST(ShardedRechunkTest, ShardsMustBeMultiplesOfTheChunks) {

@@ -4,11 +4,15 @@
 #include <utility>
 
 #include "region_copy.hpp"
+#include "tessera/core/parallel.hpp"
 #include "representative_tasks.hpp"
 #include "zarr_output.hpp"
 
 namespace tessera::planner {
 namespace {
+
+// Whole stored chunks are read per task only when there are at least this many per core.
+constexpr int kTasksPerCore = 2;
 
 // Whether `chunks` is a whole multiple of `of` along every dimension.
 bool IsMultipleOf(const Shape& chunks, const Shape& of) {
@@ -41,12 +45,16 @@ FusedOp::FusedOp(OpInfo info, std::shared_ptr<const FusedEvaluator> evaluator,
     direct_source_ = source;
     direct_result_ = result;
     // A task reads a whole stored chunk (a shard) into place: it holds one read block's
-    // scratch at a time all the same, and reads the shard's index once, not per block.
+    // scratch at a time all the same, and reads the shard's index once, not per block;
+    // unless that leaves too few tasks to keep every core busy.
     const Shape stored = source->ReadIntoChunks();
     if (IsMultipleOf(stored, grid_.chunks())) {
-      grid_ = ChunkGrid(grid_.shape(), stored);
-      info_.chunks = stored;
-      info_.num_tasks = grid_.num_blocks();
+      ChunkGrid by_stored(grid_.shape(), stored);
+      if (by_stored.num_blocks() >= Index{kTasksPerCore} * HardwareThreads()) {
+        grid_ = std::move(by_stored);
+        info_.chunks = stored;
+        info_.num_tasks = grid_.num_blocks();
+      }
     }
   }
 }

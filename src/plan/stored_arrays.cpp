@@ -83,11 +83,11 @@ class InMemoryStoredArray : public StoredArray {
     if (ShapeSize(region.shape) == 0 || !IsOneRun(data_->shape(), region)) {
       return CopyRegionOf(*data_, region);
     }
-    const Index offset = OffsetIn(region.start, Shape(region.start.size(), 0),
-                                  CStrides(data_->shape()));
-    return std::make_shared<const NDArray>(NDArray::Borrow(
-        region.shape, data_->dtype(), data_->bytes().data() + offset * data_->dtype().itemsize(),
-        data_));
+    const Index offset =
+        OffsetIn(region.start, Shape(region.start.size(), 0), CStrides(data_->shape()));
+    return std::make_shared<const NDArray>(
+        NDArray::Borrow(region.shape, data_->dtype(),
+                        data_->bytes().data() + offset * data_->dtype().itemsize(), data_));
   }
   // A view is projected as the copy it replaces (as an in-memory intermediate's shared
   // block is): the plan and its budget stay those of a copied read, and the view only

@@ -21,9 +21,9 @@ std::shared_ptr<const NDArray> Sixty() {
 TEST(RegionCopyTest, OneRunIsRowsOfWholeTrailingDimensions) {
   const Shape whole{3, 4, 5};
   EXPECT_TRUE(IsOneRun(whole, Region{{0, 0, 0}, {3, 4, 5}}));
-  EXPECT_TRUE(IsOneRun(whole, Region{{1, 0, 0}, {2, 4, 5}}));  // whole rows
-  EXPECT_TRUE(IsOneRun(whole, Region{{2, 1, 0}, {1, 2, 5}}));  // rows of one plane
-  EXPECT_TRUE(IsOneRun(whole, Region{{2, 3, 1}, {1, 1, 3}}));  // part of one row
+  EXPECT_TRUE(IsOneRun(whole, Region{{1, 0, 0}, {2, 4, 5}}));   // whole rows
+  EXPECT_TRUE(IsOneRun(whole, Region{{2, 1, 0}, {1, 2, 5}}));   // rows of one plane
+  EXPECT_TRUE(IsOneRun(whole, Region{{2, 3, 1}, {1, 1, 3}}));   // part of one row
   EXPECT_FALSE(IsOneRun(whole, Region{{0, 0, 0}, {2, 2, 5}}));  // skips rows between
   EXPECT_FALSE(IsOneRun(whole, Region{{0, 1, 0}, {1, 2, 4}}));  // part of two rows
   EXPECT_TRUE(IsOneRun(Shape{}, Region{{}, {}}));               // 0-d

@@ -62,7 +62,8 @@ void ZarrOutput::WriteFrom(const Shape& block, const NDArray& whole) {
   const Index itemsize = whole.dtype().itemsize();
   Shape strides = CStrides(whole.shape());
   const std::byte* const first =
-      whole.bytes().data() + OffsetIn(region.start, Shape(region.start.size(), 0), strides) * itemsize;
+      whole.bytes().data() +
+      OffsetIn(region.start, Shape(region.start.size(), 0), strides) * itemsize;
   for (Index& stride : strides) stride *= itemsize;  // in bytes
   array_->WriteBlockStrided(block, first, strides);
 }
@@ -71,7 +72,8 @@ std::int64_t ZarrOutput::ProjectWriteFrom(const Shape& block, const NDArray& who
   const Region region = shadow_->grid().BlockRegion(block);
   // As WriteBlockStrided decides: the block's own C-order strides are the whole's.
   const bool contiguous = CStrides(region.shape) == CStrides(whole.shape());
-  return shadow_->WriteBlockScratchBytes(block, contiguous) + (holds_values_ ? largest_written_ : 0);
+  return shadow_->WriteBlockScratchBytes(block, contiguous) +
+         (holds_values_ ? largest_written_ : 0);
 }
 
 std::shared_ptr<const NDArray> ZarrOutput::Read(const Region& region) const {
@@ -88,8 +90,8 @@ Index ZarrOutput::BlocksTouched(const Region& region) const {
 
 void ZarrOutput::OpenOrCreate(std::shared_ptr<Store> store, const std::string& path,
                               bool keep_existing) {
-  if (keep_existing && (store->Contains(JoinKey(path, ".zarray")) ||
-                        store->Contains(JoinKey(path, "zarr.json")))) {
+  if (keep_existing &&
+      (store->Contains(JoinKey(path, ".zarray")) || store->Contains(JoinKey(path, "zarr.json")))) {
     try {
       auto existing = std::make_shared<const ZarrArray>(ZarrArray::Open(store, path));
       if (existing->metadata() == metadata_) {

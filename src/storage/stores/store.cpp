@@ -136,8 +136,7 @@ std::unique_ptr<OpenedValue> Store::OpenForReads(std::string_view /*key*/) const
 PinnedValueStore::PinnedValueStore(const Store& base, std::string_view key)
     : base_(base), key_(key), value_(base.OpenForReads(key)) {}
 
-std::optional<std::int64_t> PinnedValueStore::ReadRange(std::string_view key,
-                                                        std::int64_t offset,
+std::optional<std::int64_t> PinnedValueStore::ReadRange(std::string_view key, std::int64_t offset,
                                                         std::span<std::byte> out) const {
   if (value_ == nullptr || key != key_) return base_.ReadRange(key, offset, out);
   const std::int64_t size = value_->size();

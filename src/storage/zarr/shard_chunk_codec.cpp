@@ -26,8 +26,9 @@ ShardIndexLayout IndexLayoutOf(const ZarrSharding& sharding, Index entries) {
   ShardIndexLayout layout;
   layout.entries = entries;
   layout.big_endian = sharding.index_codecs.endian == ByteOrder::kBig;
-  layout.checksum = std::ranges::any_of(sharding.index_codecs.bytes_codecs,
-                                        [](const CodecConfig& codec) { return codec.id == "crc32c"; });
+  layout.checksum =
+      std::ranges::any_of(sharding.index_codecs.bytes_codecs,
+                          [](const CodecConfig& codec) { return codec.id == "crc32c"; });
   layout.at_end = sharding.index_at_end;
   return layout;
 }
@@ -86,7 +87,8 @@ ShardChunkCodec::ShardChunkCodec(Shape shard_shape, DType dtype, const FillValue
                           " levels deep; at most " + std::to_string(kMaxShardingDepth));
   }
   const Index entries = inner_grid_.num_blocks();
-  max_stored_bytes_ = SaturatingMulAdd(entries, inner_->max_stored_bytes(), index_layout_.IndexBytes());
+  max_stored_bytes_ =
+      SaturatingMulAdd(entries, inner_->max_stored_bytes(), index_layout_.IndexBytes());
   max_encoded_bytes_ =
       SaturatingMulAdd(entries, inner_->max_encoded_bytes(), index_layout_.IndexBytes());
 }
@@ -110,9 +112,9 @@ void ShardChunkCodec::ReadPart(const ValueRef& value, const Region& box, std::by
   ReadPartIndexed(value, ReadIndex(value), box, dst, dst_strides, scratch);
 }
 
-void ShardChunkCodec::ReadPartIndexed(const ValueRef& value,
-                                      const std::optional<ShardIndex>& index, const Region& box,
-                                      std::byte* dst, std::span<const Index> dst_strides,
+void ShardChunkCodec::ReadPartIndexed(const ValueRef& value, const std::optional<ShardIndex>& index,
+                                      const Region& box, std::byte* dst,
+                                      std::span<const Index> dst_strides,
                                       ChunkScratch& scratch) const {
   if (ShapeSize(box.shape) == 0) return;
   if (!index) {
@@ -194,9 +196,9 @@ ScratchBytes ShardChunkCodec::WriteScratch(std::span<const Index> block_shape,
                                            bool /*src_contiguous*/) const {
   ScratchBytes bytes = inner_->WriteScratch(inner_grid_.chunks(), /*src_contiguous=*/false);
   // The shard assembled (its inner chunks and index) and the builder's entries.
-  bytes.shard[static_cast<std::size_t>(depth_)] =
-      SaturatingMulAdd(InnerChunksIn(block_shape), inner_->max_encoded_bytes(),
-                       index_layout_.IndexBytes() + index_layout_.entries * Index{sizeof(ShardEntry)});
+  bytes.shard[static_cast<std::size_t>(depth_)] = SaturatingMulAdd(
+      InnerChunksIn(block_shape), inner_->max_encoded_bytes(),
+      index_layout_.IndexBytes() + index_layout_.entries * Index{sizeof(ShardEntry)});
   return bytes;
 }
 

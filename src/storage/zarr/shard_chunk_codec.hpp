@@ -29,8 +29,7 @@ class ShardChunkCodec final : public ChunkCodec {
   // REQUIRES: sharding.chunk_shape divides shard_shape; inner encodes chunks of it;
   // depth < kMaxShardingDepth.
   ShardChunkCodec(Shape shard_shape, DType dtype, const FillValue& fill,
-                  const ZarrSharding& sharding, std::unique_ptr<const ChunkCodec> inner,
-                  int depth);
+                  const ZarrSharding& sharding, std::unique_ptr<const ChunkCodec> inner, int depth);
 
   void ReadPart(const ValueRef& value, const Region& box, std::byte* dst,
                 std::span<const Index> dst_strides, bool dst_contiguous,
@@ -42,8 +41,7 @@ class ShardChunkCodec final : public ChunkCodec {
                                                    ChunkScratch& scratch) const override;
   ScratchBytes ReadScratch(const Region& box, bool dst_contiguous,
                            Index stored_size) const override;
-  ScratchBytes WriteScratch(std::span<const Index> block_shape,
-                            bool src_contiguous) const override;
+  ScratchBytes WriteScratch(std::span<const Index> block_shape, bool src_contiguous) const override;
   Index max_stored_bytes() const override { return max_stored_bytes_; }
   Index max_encoded_bytes() const override { return max_encoded_bytes_; }
   Index max_leaf_stored_bytes() const override { return inner_->max_leaf_stored_bytes(); }

@@ -365,7 +365,8 @@ void ZarrArray::ReadShardsByInnerChunks(const zarr_detail::ShardChunkCodec& code
   std::vector<std::string> keys(static_cast<std::size_t>(shard_count));
   std::vector<std::optional<ShardIndex>> indexes(static_cast<std::size_t>(shard_count));
   // Each shard opened once: its index and inner chunks are read from that one version.
-  std::vector<std::unique_ptr<const PinnedValueStore>> opened(static_cast<std::size_t>(shard_count));
+  std::vector<std::unique_ptr<const PinnedValueStore>> opened(
+      static_cast<std::size_t>(shard_count));
   ParallelFor(shard_count, threads, [&](std::int64_t linear) {
     const TouchedBox touched = TouchedBoxAt(grid_, region, shards, linear);
     const auto slot = static_cast<std::size_t>(linear);
@@ -391,8 +392,8 @@ void ZarrArray::ReadShardsByInnerChunks(const zarr_detail::ShardChunkCodec& code
     }
     ScratchPool::Lease scratch = scratch_pool.Take();
     const auto index = static_cast<std::size_t>(slot);
-    codec.ReadPartIndexed(ValueRef{opened[index].get(), &keys[index], ShardRange{}}, indexes[index], box,
-                          out + ByteOffset(touched.out_start, out_strides), out_strides,
+    codec.ReadPartIndexed(ValueRef{opened[index].get(), &keys[index], ShardRange{}}, indexes[index],
+                          box, out + ByteOffset(touched.out_start, out_strides), out_strides,
                           scratch.scratch());
   });
 }
@@ -456,7 +457,7 @@ std::int64_t ZarrArray::ReadRegionScratchBytes(const Region& region, std::int64_
 }
 
 std::int64_t ZarrArray::WriteBlockScratchBytes(std::span<const Index> block,
-                                              bool src_contiguous) const {
+                                               bool src_contiguous) const {
   grid_.CheckBlock(block);
   return codec_->WriteScratch(grid_.BlockShape(block), src_contiguous).Total();
 }
