@@ -49,9 +49,9 @@ FinalizedPlan Finalize(const std::vector<PlanOutput>& outputs, const Spec& spec,
   }
   const planner::PassManager passes;
   passes.DisabledPasses(options);  // an unknown or required pass is refused before any work
-  const auto source_readers = std::make_shared<planner::SourceReaders>();
+  const auto session = std::make_shared<planner::PlanSession>();
   const auto plan_at = [&](const Spec& budget, std::int64_t choice_budget) {
-    planner::PlanContext context(outputs, budget, options, history, choice_budget, source_readers);
+    planner::PlanContext context(outputs, budget, options, history, choice_budget, session);
     passes.Run(context);
     return context.state;
   };

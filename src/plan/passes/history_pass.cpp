@@ -7,7 +7,7 @@ void HistoryPass(PlanContext& context) {
   if (context.history == nullptr) return;
   for (std::size_t i = 0; i < context.state->ops.size(); ++i) {
     const OpInfo& info = context.state->ops[i].info();
-    if (std::optional<LearnedFootprint> learned = context.history->Learned(info.fingerprint)) {
+    if (std::optional<LearnedFootprint> learned = context.Learned(info.fingerprint)) {
       context.learned[static_cast<int>(i)] = *learned;
     }
   }

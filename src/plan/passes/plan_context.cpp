@@ -12,14 +12,13 @@ namespace tessera::planner {
 
 PlanContext::PlanContext(std::vector<PlanOutput> outputs_in, const Spec& spec_in,
                          const PlanOptions& options_in, std::shared_ptr<HistoryDatabase> history_in,
-                         std::int64_t choice_budget, std::shared_ptr<SourceReaders> source_readers)
+                         std::int64_t choice_budget, std::shared_ptr<PlanSession> session)
     : spec(spec_in),
       choice_spec(spec_in),
       options(options_in),
       history(std::move(history_in)),
       requested(std::move(outputs_in)),
-      source_readers_(source_readers ? std::move(source_readers)
-                                     : std::make_shared<SourceReaders>()) {
+      session_(session ? std::move(session) : std::make_shared<PlanSession>()) {
   if (choice_budget != 0) choice_spec.allowed_mem = choice_budget;
   spec.validate();
   if (spec.allowed_mem <= 0) {
@@ -50,14 +49,28 @@ Tier PlanContext::ChosenTier(const Node& node) const {
   return options.intermediate_tier != Tier::kNone ? options.intermediate_tier : Tier::kDisk;
 }
 
+std::optional<LearnedFootprint> PlanContext::Learned(const std::string& fingerprint) const {
+  if (history == nullptr) return std::nullopt;
+  {
+    const std::lock_guard lock(session_->learned_mutex);
+    if (const auto found = session_->learned.find(fingerprint); found != session_->learned.end()) {
+      return found->second;
+    }
+  }
+  std::optional<LearnedFootprint> answer = history->Learned(fingerprint);
+  const std::lock_guard lock(session_->learned_mutex);
+  session_->learned.emplace(fingerprint, answer);
+  return answer;
+}
+
 std::shared_ptr<const StoredArray> PlanContext::Reader(const Node& node, bool provisional) {
   if (node.kind() == NodeKind::kZarr) {
-    auto& reader = (*source_readers_)[&node];
+    auto& reader = session_->source_readers[&node];
     if (!reader) reader = MakeZarrStoredArray(node.detail().zarr);
     return reader;
   }
   if (node.kind() == NodeKind::kInMemory) {
-    auto& reader = (*source_readers_)[&node];
+    auto& reader = session_->source_readers[&node];
     if (!reader) reader = MakeInMemoryStoredArray(node.detail().data, node.chunks());
     return reader;
   }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -29,22 +30,27 @@
 
 namespace tessera::planner {
 
-// The readers of a plan's sources (from_zarr, asarray) by node. Finalize makes one and
-// shares it with every plan it tries for a budget, so a Zarr source lists its stored
-// chunks once per Finalize, not once per try.
-using SourceReaders = std::unordered_map<const Node*, std::shared_ptr<const StoredArray>>;
+// What the plans one Finalize tries (one per budget, with allowed_mem "auto") share,
+// so that work that does not depend on the budget is done once per Finalize, not once
+// per try: the readers of the sources (from_zarr, asarray) by node, so a Zarr source
+// lists its stored chunks once; and what history answered for each step's fingerprint,
+// so each step is looked up once (and every try sees the same answer).
+struct PlanSession {
+  std::unordered_map<const Node*, std::shared_ptr<const StoredArray>> source_readers;
+  std::mutex learned_mutex;
+  std::unordered_map<std::string, std::optional<LearnedFootprint>> learned;
+};
 
 struct PlanContext {
   // `history` (null: none) is read for what earlier runs of each step measured.
   // Budget-dependent choices (fusion splits, rechunk stages, reduction fan-in,
   // contraction slabs, RAM for intermediates) are made for `choice_budget`
   // (0: allowed_mem); the check and the estimates use allowed_mem.
-  // `source_readers` (null: the context's own) holds the sources' readers.
+  // `session` (null: the context's own) is shared with the other plans of its Finalize.
   // InvalidArgument for an invalid spec or an empty output.
   PlanContext(std::vector<PlanOutput> outputs_in, const Spec& spec_in,
               const PlanOptions& options_in, std::shared_ptr<HistoryDatabase> history_in,
-              std::int64_t choice_budget = 0,
-              std::shared_ptr<SourceReaders> source_readers = nullptr);
+              std::int64_t choice_budget = 0, std::shared_ptr<PlanSession> session = nullptr);
 
   Spec spec;
   Spec choice_spec;  // spec with the budget choices are made for
@@ -74,6 +80,10 @@ struct PlanContext {
   // Where a computed stored node's output goes: the tiers pass's choice, else the tier
   // PlanOptions::intermediate_tier forces, else disk.
   Tier ChosenTier(const Node& node) const;
+
+  // What history learned of the step with `fingerprint` (nullopt without history or a
+  // record), asked once per Finalize (PlanSession).
+  std::optional<LearnedFootprint> Learned(const std::string& fingerprint) const;
 
   // The reader of a stored node: its source, or the output of the op computing it
   // (provisional while fusing).
@@ -109,7 +119,7 @@ struct PlanContext {
   int Concurrency(std::int64_t projected) const;
 
  private:
-  std::shared_ptr<SourceReaders> source_readers_;
+  std::shared_ptr<PlanSession> session_;
   std::unordered_map<const Node*, std::shared_ptr<OpOutput>> provisional_;
   std::filesystem::path work_directory_;
 };
