@@ -8,6 +8,7 @@
 #include <string>
 
 #include "pass_manager.hpp"
+#include "scoped_environment.hpp"
 
 namespace tessera::planner {
 namespace {
@@ -23,8 +24,8 @@ class CountingHistory final : public HistoryDatabase {
   void FinishRun(std::int64_t, const std::string&, double, std::int64_t) override {}
   std::optional<LearnedFootprint> Learned(const std::string& fingerprint) const override {
     ++asked[fingerprint];
-    return LearnedFootprint{.task_bytes = 1'000, .projected_task_bytes = 1'000, .run_id = 1,
-                            .records = 1};
+    return LearnedFootprint{
+        .task_bytes = 1'000, .projected_task_bytes = 1'000, .run_id = 1, .records = 1};
   }
   std::vector<RunHistory> RecentRuns(int) const override { return {}; }
   std::optional<RunHistory> LoadRun(std::int64_t) const override { return std::nullopt; }
@@ -36,6 +37,8 @@ class CountingHistory final : public HistoryDatabase {
 };
 
 TEST(PlanContextTest, PlansOfOneSessionAskHistoryOncePerStep) {
+  // The history pass on, whatever the configuration rerun switched off.
+  const testing::ScopedEnvironment passes("TESSERA_DISABLE_PASSES", std::nullopt);
   NDArray values({4, 4}, float64);
   const NodePtr x = MakeInMemory(values, {2, 2});
   const NodePtr doubled = MakeBinaryWithScalar("multiply", x, 2.0, false);
