@@ -103,9 +103,9 @@ TEST(ShardedRechunkTest, ASourceShardLargerThanTheBudgetIsReadByItsInnerChunks) 
   const NDArray values = Values(shape);
   // One shard of the whole array (1.28 MB) in inner chunks of 50 x 50 (20 kB).
   auto store = DirectoryStore::Open(dir.path() / "in.zarr");
-  ZarrArray::Create(store, "",
-                    MakeV3Metadata(shape, {50, 50}, float64, ParseCodecSpec("zstd:1"),
-                                   Shape{400, 400}))
+  ZarrArray::Create(
+      store, "",
+      MakeV3Metadata(shape, {50, 50}, float64, ParseCodecSpec("zstd:1"), Shape{400, 400}))
       .Write(values, 1);
   const Spec spec = BudgetSpec(1'000'000);  // less than the 1.28 MB shard
   const Array source = from_zarr(store, "", spec);
@@ -145,9 +145,9 @@ TEST(ShardedRechunkTest, ComputeOfASourceReadsAShardPerTaskWhenThereAreEnough) {
     const Shape shape{200 * shards_per_side, 200};
     const NDArray values = Values(shape);
     auto store = DirectoryStore::Open(dir.path() / ("in" + std::to_string(shards_per_side)));
-    ZarrArray::Create(store, "",
-                      MakeV3Metadata(shape, {50, 50}, float64, ParseCodecSpec("zstd:1"),
-                                     Shape{200, 200}))
+    ZarrArray::Create(
+        store, "",
+        MakeV3Metadata(shape, {50, 50}, float64, ParseCodecSpec("zstd:1"), Shape{200, 200}))
         .Write(values, 1);
     const Array source = from_zarr(store, "", spec);
     ComputeOptions compute;

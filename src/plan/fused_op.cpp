@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "region_copy.hpp"
-#include "tessera/core/parallel.hpp"
 #include "representative_tasks.hpp"
+#include "tessera/core/parallel.hpp"
 #include "zarr_output.hpp"
 
 namespace tessera::planner {
