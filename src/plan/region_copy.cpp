@@ -37,6 +37,14 @@ Index OffsetIn(const Shape& global, const Shape& start, const Shape& strides) {
   return offset;
 }
 
+BytePlace PlaceIn(const NDArray& whole, const Shape& whole_start, const Shape& region_start) {
+  const Index itemsize = whole.dtype().itemsize();
+  BytePlace place{0, CStrides(whole.shape())};
+  place.offset = OffsetIn(region_start, whole_start, place.strides) * itemsize;
+  for (Index& stride : place.strides) stride *= itemsize;
+  return place;
+}
+
 void CopyBox(const NDArray& source, const Shape& source_start, NDArray& target,
              const Shape& target_start, const Region& box) {
   const std::size_t ndim = box.shape.size();

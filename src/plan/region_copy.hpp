@@ -22,6 +22,15 @@ void CopyBox(const NDArray& source, const Shape& source_start, NDArray& target,
 // is at global `start`, its element strides `strides` (CStrides of its shape).
 Index OffsetIn(const Shape& global, const Shape& start, const Shape& strides);
 
+// Where the region starting at global `region_start` lies in `whole`, a C-order array
+// whose first element is at global `whole_start`: the byte offset of its first element,
+// and whole's byte strides (one per dimension).
+struct BytePlace {
+  Index offset = 0;
+  Shape strides;
+};
+BytePlace PlaceIn(const NDArray& whole, const Shape& whole_start, const Shape& region_start);
+
 // Writes one byte of `box` (global coordinates) in every memory page `box` spans of
 // `target`, a C-order block whose first element is at global `target_start`, so that the
 // pages are faulted in; only bytes of `box` are written (its values are unspecified

@@ -32,12 +32,8 @@ class ZarrStoredArray : public StoredArray {
   }
   bool ReadsInto() const override { return true; }
   void ReadInto(const Region& region, NDArray& target, const Shape& target_start) const override {
-    const Index itemsize = target.dtype().itemsize();
-    Shape strides = CStrides(target.shape());
-    std::byte* const first =
-        target.mutable_bytes().data() + OffsetIn(region.start, target_start, strides) * itemsize;
-    for (Index& stride : strides) stride *= itemsize;  // in bytes
-    array_->ReadRegionInto(region, first, strides);
+    const BytePlace place = PlaceIn(target, target_start, region.start);
+    array_->ReadRegionInto(region, target.mutable_bytes().data() + place.offset, place.strides);
   }
   Shape ReadIntoChunks() const override { return array_->grid().chunks(); }
   std::int64_t ProjectReadInto(const Region& region) const override {
@@ -83,11 +79,9 @@ class InMemoryStoredArray : public StoredArray {
     if (ShapeSize(region.shape) == 0 || !IsOneRun(data_->shape(), region)) {
       return CopyRegionOf(*data_, region);
     }
-    const Index offset =
-        OffsetIn(region.start, Shape(region.start.size(), 0), CStrides(data_->shape()));
+    const BytePlace place = PlaceIn(*data_, Shape(region.start.size(), 0), region.start);
     return std::make_shared<const NDArray>(
-        NDArray::Borrow(region.shape, data_->dtype(),
-                        data_->bytes().data() + offset * data_->dtype().itemsize(), data_));
+        NDArray::Borrow(region.shape, data_->dtype(), data_->bytes().data() + place.offset, data_));
   }
   // A view is projected as the copy it replaces (as an in-memory intermediate's shared
   // block is): the plan and its budget stay those of a copied read, and the view only

@@ -59,13 +59,8 @@ std::int64_t ZarrOutput::ProjectWrite(const Shape& block) const {
 
 void ZarrOutput::WriteFrom(const Shape& block, const NDArray& whole) {
   const Region region = array_->grid().BlockRegion(block);
-  const Index itemsize = whole.dtype().itemsize();
-  Shape strides = CStrides(whole.shape());
-  const std::byte* const first =
-      whole.bytes().data() +
-      OffsetIn(region.start, Shape(region.start.size(), 0), strides) * itemsize;
-  for (Index& stride : strides) stride *= itemsize;  // in bytes
-  array_->WriteBlockStrided(block, first, strides);
+  const BytePlace place = PlaceIn(whole, Shape(region.start.size(), 0), region.start);
+  array_->WriteBlockStrided(block, whole.bytes().data() + place.offset, place.strides);
 }
 
 std::int64_t ZarrOutput::ProjectWriteFrom(const Shape& block, const NDArray& whole) const {

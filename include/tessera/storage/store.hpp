@@ -40,6 +40,9 @@ class OpenedValue {
   virtual std::int64_t size() const = 0;
   // Reads out.size() bytes from byte `start` (REQUIRES: start + out.size() <= size()).
   virtual void ReadAt(std::int64_t start, std::span<std::byte> out) const = 0;
+  // Store::ReadRange of this value (`described_key` names it in errors): returns size().
+  std::int64_t ReadRange(std::int64_t offset, std::span<std::byte> out,
+                         const std::string& described_key) const;
 };
 
 class Store {

@@ -242,7 +242,7 @@ int OpenValue(const fs::path& path, std::int64_t* size) {
   return fd.Release();
 }
 
-// A value file held open (DirectoryStore::Open): reads are preads of that one file.
+// A value file held open (DirectoryStore::OpenForReads): reads are preads of that file.
 class OpenedFile final : public OpenedValue {
  public:
   OpenedFile(fs::path path, int fd, std::int64_t size)
@@ -287,10 +287,7 @@ std::optional<std::int64_t> DirectoryStore::ReadRange(std::string_view key, std:
                                                       std::span<std::byte> out) const {
   const std::unique_ptr<OpenedValue> value = OpenForReads(key);
   if (value == nullptr) return std::nullopt;
-  const std::int64_t start =
-      RangeStart(offset, static_cast<std::int64_t>(out.size()), value->size(), DescribeKey(key));
-  if (!out.empty()) value->ReadAt(start, out);
-  return value->size();
+  return value->ReadRange(offset, out, DescribeKey(key));
 }
 
 std::optional<std::int64_t> DirectoryStore::ReadBounded(std::string_view key, std::int64_t max_size,

@@ -131,6 +131,14 @@ std::optional<std::int64_t> Store::ReadRange(std::string_view key, std::int64_t 
   return value->size();
 }
 
+std::int64_t OpenedValue::ReadRange(std::int64_t offset, std::span<std::byte> out,
+                                    const std::string& described_key) const {
+  const std::int64_t start =
+      RangeStart(offset, static_cast<std::int64_t>(out.size()), size(), described_key);
+  if (!out.empty()) ReadAt(start, out);
+  return size();
+}
+
 std::unique_ptr<OpenedValue> Store::OpenForReads(std::string_view /*key*/) const { return nullptr; }
 
 PinnedValueStore::PinnedValueStore(const Store& base, std::string_view key)
@@ -139,11 +147,7 @@ PinnedValueStore::PinnedValueStore(const Store& base, std::string_view key)
 std::optional<std::int64_t> PinnedValueStore::ReadRange(std::string_view key, std::int64_t offset,
                                                         std::span<std::byte> out) const {
   if (value_ == nullptr || key != key_) return base_.ReadRange(key, offset, out);
-  const std::int64_t size = value_->size();
-  const std::int64_t start =
-      RangeStart(offset, static_cast<std::int64_t>(out.size()), size, DescribeKey(key));
-  if (!out.empty()) value_->ReadAt(start, out);
-  return size;
+  return value_->ReadRange(offset, out, DescribeKey(key));
 }
 
 std::optional<std::int64_t> PinnedValueStore::SizeOf(std::string_view key) const {

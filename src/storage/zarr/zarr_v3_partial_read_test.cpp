@@ -198,28 +198,41 @@ TEST(ZarrV3Memory, ShardedScratchFiguresBoundWhatReadsAndWritesHold) {
   }
 }
 
+// The array ReadRegionInto and WriteBlockStrided are tested on: its shape, its values
+// and its layouts (raw, compressed and sharded chunks).
+const Shape kPlacedShape = {37, 53};
+
+std::vector<std::pair<std::string, ZarrMetadata>> PlacedLayouts() {
+  ZarrMetadata v2;
+  v2.shape = kPlacedShape;
+  v2.chunks = {8, 11};
+  v2.dtype = float64;
+  ZarrMetadata v2_blosc = v2;
+  v2_blosc.compressor = ParseCodecSpec("blosc:lz4");
+  return {
+      {"v2 raw", v2},
+      {"v2 blosc", v2_blosc},
+      {"v3 sharded zstd",
+       MakeV3Metadata(kPlacedShape, {4, 5}, float64, ParseCodecSpec("zstd:3"), Shape{16, 20})},
+  };
+}
+
+NDArray PlacedValues() {
+  NDArray data(kPlacedShape, float64);
+  for (Index i = 0; i < data.size(); ++i) {
+    data.mutable_data<double>()[static_cast<std::size_t>(i)] = static_cast<double>(i % 1009) + 0.5;
+  }
+  return data;
+}
+
 // ReadRegionInto: into the region's place in a larger array (strides not the region's)
 // and into a region-shaped buffer, the values ReadRegion reads, and nothing outside the
 // region's place written; for raw, compressed and sharded chunks.
 TEST(ZarrReadRegionInto, WritesTheRegionsValuesAtTheirPlaceAndNothingElse) {
   std::mt19937_64 rng(testing::TestSeed() + 5);
-  const Shape shape = {37, 53};
-  ZarrMetadata v2;
-  v2.shape = shape;
-  v2.chunks = {8, 11};
-  v2.dtype = float64;
-  ZarrMetadata v2_blosc = v2;
-  v2_blosc.compressor = ParseCodecSpec("blosc:lz4");
-  const std::vector<std::pair<std::string, ZarrMetadata>> layouts = {
-      {"v2 raw", v2},
-      {"v2 blosc", v2_blosc},
-      {"v3 sharded zstd",
-       MakeV3Metadata(shape, {4, 5}, float64, ParseCodecSpec("zstd:3"), Shape{16, 20})},
-  };
-  NDArray data(shape, float64);
-  for (Index i = 0; i < data.size(); ++i) {
-    data.mutable_data<double>()[static_cast<std::size_t>(i)] = static_cast<double>(i % 1009) + 0.5;
-  }
+  const Shape shape = kPlacedShape;
+  const std::vector<std::pair<std::string, ZarrMetadata>> layouts = PlacedLayouts();
+  const NDArray data = PlacedValues();
   for (const auto& [name, metadata] : layouts) {
     const std::shared_ptr<Store> store = MemoryStore::Create();
     const ZarrArray array = ZarrArray::Create(store, "", metadata);
@@ -266,26 +279,12 @@ TEST(ZarrReadRegionInto, WritesTheRegionsValuesAtTheirPlaceAndNothingElse) {
 // (strides not the block's) stores what WriteBlock of a copy of it stores, for raw,
 // compressed and sharded chunks, edge blocks included.
 TEST(ZarrWriteBlockStrided, StoresWhatWriteBlockOfACopyStores) {
-  const Shape shape = {37, 53};
-  ZarrMetadata v2;
-  v2.shape = shape;
-  v2.chunks = {8, 11};
-  v2.dtype = float64;
-  ZarrMetadata v2_blosc = v2;
-  v2_blosc.compressor = ParseCodecSpec("blosc:lz4");
-  ZarrMetadata v2_rows = v2;
-  v2_rows.chunks = {8, 53};  // whole rows: the block's own strides are the array's
-  const std::vector<std::pair<std::string, ZarrMetadata>> layouts = {
-      {"v2 raw", v2},
-      {"v2 blosc", v2_blosc},
-      {"v2 rows", v2_rows},
-      {"v3 sharded zstd",
-       MakeV3Metadata(shape, {4, 5}, float64, ParseCodecSpec("zstd:3"), Shape{16, 20})},
-  };
-  NDArray data(shape, float64);
-  for (Index i = 0; i < data.size(); ++i) {
-    data.mutable_data<double>()[static_cast<std::size_t>(i)] = static_cast<double>(i % 1009) + 0.5;
-  }
+  const Shape shape = kPlacedShape;
+  std::vector<std::pair<std::string, ZarrMetadata>> layouts = PlacedLayouts();
+  ZarrMetadata rows = layouts.front().second;
+  rows.chunks = {8, 53};  // whole rows: the block's own strides are the array's
+  layouts.emplace_back("v2 rows", rows);
+  const NDArray data = PlacedValues();
   const Shape strides = {shape[1] * 8, 8};
   for (const auto& [name, metadata] : layouts) {
     SCOPED_TRACE(name);
