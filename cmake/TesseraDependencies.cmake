@@ -14,6 +14,29 @@ pkg_check_modules(SLEEF REQUIRED IMPORTED_TARGET sleef)
 # SQLite (libsqlite3-dev) for the history database (memory/history.hpp).
 find_package(SQLite3 REQUIRED)
 
+# MPI (libopenmpi-dev + openmpi-bin, or any MPI) for the "mpi" executor (src/exec/mpi):
+# AUTO builds it when MPI is found; without MPI the library and its tests build and run
+# without it, and choosing executor "mpi" says how to get it.
+set(TESSERA_WITH_MPI AUTO CACHE STRING "Build the mpi executor: AUTO (when MPI is found), ON or OFF")
+set_property(CACHE TESSERA_WITH_MPI PROPERTY STRINGS AUTO ON OFF)
+set(TESSERA_MPI_FOUND OFF)
+if(NOT TESSERA_WITH_MPI STREQUAL "OFF")
+  # MPI's C API (libmpi alone, not the deprecated C++ bindings): FindMPI's C component
+  # needs the C language.
+  enable_language(C)
+  if(TESSERA_WITH_MPI STREQUAL "ON")
+    find_package(MPI REQUIRED COMPONENTS C)
+  else()
+    find_package(MPI QUIET COMPONENTS C)
+  endif()
+  if(MPI_C_FOUND)
+    set(TESSERA_MPI_FOUND ON)
+    message(STATUS "Tessera: MPI found (${MPI_C_LIBRARIES}): the mpi executor is built")
+  else()
+    message(STATUS "Tessera: MPI not found: the mpi executor is not built")
+  endif()
+endif()
+
 # One interface target carrying the private third-party dependencies.
 add_library(tessera_third_party INTERFACE)
 target_link_libraries(tessera_third_party INTERFACE

@@ -12,6 +12,7 @@
 #   plan's public face (its headers outside plan/internal/: finalized_plan.hpp,
 #   op_info.hpp, plan_options.hpp, ...) and exec/execution_report.hpp. Headers under
 #   .../internal/ are the engine's and are not installed.
+# - src/exec/mpi/*_mpitest.cpp (the mpi executor's tests, under mpirun) are api's.
 # - bench/ and fuzz/ are tools over the whole library (they time kernels and fuzz
 #   decoders and the parser, internals included): not checked. tests/layer_probe/
 #   includes upward on purpose (the layer_probe ctests).
@@ -63,6 +64,9 @@ file_layer() {
     src/storage/zarr/*) layer=zarr ;;
     src/memory/*) layer=memory ;;
     src/plan/*) layer=plan ;;  # kernels/ included
+    # The mpi executor's tests run plans under mpirun through the public API, as api's
+    # tests do (src/exec/mpi/CMakeLists.txt builds them apart from exec's).
+    src/exec/mpi/*_mpitest.cpp) layer=api ;;
     src/exec/*) layer=exec ;;
     src/api/*) layer=api ;;
     src/cli/* | tests/interop/* | tests/consumer/* | python/*) layer=front ;;

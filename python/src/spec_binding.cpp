@@ -1,5 +1,6 @@
 // tessera.Spec: the resources a computation may use, as Cubed's Spec takes them
 // (sizes as ints or strings such as "400MB"; allowed_mem="auto").
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -27,12 +28,13 @@ void BindSpec(nb::module_& m) {
   nb::class_<Spec>(m, "Spec",
                    "The resources a computation may use: allowed_mem per task (bytes, a size "
                    "string, or \"auto\" for the smallest that runs the plan), reserved_mem, "
-                   "total_mem (None: detected), work_dir, executor, max_workers.")
+                   "total_mem (None: detected), work_dir, executor (\"threads\", \"sync\" or \"mpi\" "
+                   "under mpirun), executor_options (a dict), max_workers.")
       .def(
           "__init__",
           [](Spec* spec, nb::handle work_dir, nb::handle allowed_mem, nb::handle reserved_mem,
              nb::handle total_mem, const std::string& executor, nb::handle max_workers,
-             nb::handle history, nb::handle memory_tiers) {
+             nb::handle history, nb::handle memory_tiers, nb::handle executor_options) {
             new (spec) Spec();
             spec->allowed_mem = Spec::kAutoAllowedMem;
             if (!work_dir.is_none()) spec->work_dir = nb::cast<std::string>(nb::str(work_dir));
@@ -51,12 +53,24 @@ void BindSpec(nb::module_& m) {
               }
               spec->set_memory_tiers(tiers);
             }
+            if (!executor_options.is_none()) {
+              if (!nb::isinstance<nb::dict>(executor_options)) {
+                throw InvalidArgument(
+                    "Spec executor_options must be a dict of setting names to values, e.g. "
+                    "{\"min_replicas\": 2}");
+              }
+              for (auto [name, value] : nb::borrow<nb::dict>(executor_options)) {
+                spec->executor_options[nb::cast<std::string>(nb::str(name))] =
+                    nb::cast<std::string>(nb::str(value));
+              }
+            }
             spec->validate();
           },
           nb::arg("work_dir") = nb::none(), nb::arg("allowed_mem") = nb::none(),
           nb::arg("reserved_mem") = 0, nb::arg("total_mem") = nb::none(),
           nb::arg("executor") = "threads", nb::arg("max_workers") = nb::none(),
-          nb::arg("history") = nb::none(), nb::arg("memory_tiers") = nb::none())
+          nb::arg("history") = nb::none(), nb::arg("memory_tiers") = nb::none(),
+          nb::arg("executor_options") = nb::none())
       .def_prop_ro("allowed_mem",
                    [](const Spec& spec) -> nb::object {
                      if (spec.allowed_mem_is_auto()) return nb::str("auto");
@@ -70,6 +84,7 @@ void BindSpec(nb::module_& m) {
                      return nb::str(spec.work_dir.c_str());
                    })
       .def_ro("executor", &Spec::executor)
+      .def_ro("executor_options", &Spec::executor_options)
       .def_prop_ro("max_workers", [](const Spec& spec) { return spec.effective_max_workers(); })
       .def_ro("memory_tiers", &Spec::memory_tiers)
       .def("__repr__", [](const Spec& spec) {

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <new>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "rechunk_command.hpp"
 #include "report_command.hpp"
 #include "sample_command.hpp"
+#include "tessera/core/cluster.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/version.hpp"
 
@@ -87,8 +89,15 @@ int Main(int argc, char** argv) {
 
   if (info.selected()) info.Run(std::cout);
   if (sample.selected()) sample.Run(std::cout);
-  if (rechunk.selected()) rechunk.Run(std::cout);
-  if (calc.selected()) calc.Run(std::cout);
+  // Under mpirun (--executor mpi) every rank runs the command and rank 0 alone prints
+  // what it did; errors come from every rank that met them.
+  const auto print_if_leader = [](auto& command) {
+    std::ostringstream out;
+    command.Run(out);
+    if (!tessera::ClusterJoined() || tessera::JoinCluster().leads()) std::cout << out.str();
+  };
+  if (rechunk.selected()) print_if_leader(rechunk);
+  if (calc.selected()) print_if_leader(calc);
   if (history.selected()) history.Run(std::cout);
   if (measure_reserved.selected()) measure_reserved.Run(std::cout);
   if (report.selected()) report.Run(std::cout);

@@ -127,6 +127,22 @@ void WriteRunReport(std::ostream& out, const ExecutionReport& report) {
       << (report.max_tasks_at_once == 1 ? " task" : " tasks") << " at once, admitted by memory ("
       << format_bytes(report.max_admitted_mem) << " of " << format_bytes(report.admission_capacity)
       << ")\n";
+  const ClusterReport& cluster = report.cluster;
+  if (cluster.ranks == 0) return;
+  out << "MPI: " << cluster.ranks << (cluster.ranks == 1 ? " rank" : " ranks")
+      << "; blocks fetched " << format_bytes(cluster.bytes_fetched) << ", replicated "
+      << format_bytes(cluster.bytes_replicated) << ", rebalanced "
+      << format_bytes(cluster.bytes_rebalanced) << ", dropped " << format_bytes(cluster.bytes_dropped)
+      << ", spilled " << format_bytes(cluster.bytes_spilled) << ", results gathered "
+      << format_bytes(cluster.bytes_gathered) << "; " << cluster.decisions
+      << " directory decisions; " << cluster.tasks_moved_after_failure
+      << " tasks moved after a failure\n";
+  for (const RankReport& rank : cluster.per_rank) {
+    out << "  rank " << rank.rank << ": " << rank.tasks << " tasks, peak RSS "
+        << format_bytes(rank.peak_rss_bytes) << ", largest task "
+        << format_bytes(rank.measured_mem_max) << ", held at most "
+        << format_bytes(rank.held_bytes_max) << ", memory " << format_bytes(rank.capacity) << '\n';
+  }
 }
 
 void WriteHowToOpen(std::ostream& out, const fs::path& target, bool has_dimension_names) {

@@ -40,9 +40,15 @@ void SpecOptions::Register(CLI::App& command) {
   command.add_option("--workers", workers_, "Tasks run at once (0 = all cores)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  command.add_option("--executor", executor_, "How tasks run")
+  command
+      .add_option("--executor", executor_,
+                  "How tasks run: sync, threads, or mpi (under mpirun: every rank runs the same "
+                  "command; rank 0 leads)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"sync", "threads"}));
+      ->check(CLI::IsMember({"sync", "threads", "mpi"}));
+  command.add_option("--executor-option", executor_options_,
+                     "An executor setting NAME=VALUE, repeatable (mpi: min_replicas, "
+                     "max_replicas, replicate_after, high_watermark)");
 }
 
 Spec SpecOptions::Build() const {
@@ -74,6 +80,14 @@ Spec SpecOptions::Build() const {
   }
   spec.work_dir = work_dir_;
   spec.executor = executor_;
+  for (const std::string& setting : executor_options_) {
+    const std::size_t equals = setting.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw InvalidArgument("--executor-option \"" + setting +
+                            "\": expected NAME=VALUE, e.g. min_replicas=2");
+    }
+    spec.executor_options[setting.substr(0, equals)] = setting.substr(equals + 1);
+  }
   spec.max_workers = workers_;
   spec.validate();
   return spec;

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "CLI/CLI.hpp"
@@ -46,6 +47,7 @@ class SpecOptions {
   std::string memory_tiers_;
   std::string work_dir_;  // "" = the system temp dir
   int workers_ = 0;       // 0 = all cores
+  std::vector<std::string> executor_options_;
   std::string executor_ = "threads";
 };
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tessera/core/byte_size.hpp"
+#include "tessera/core/cluster.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/parallel.hpp"
 
@@ -275,7 +276,10 @@ void Spec::validate() const {
 }
 
 std::int64_t Spec::effective_total_mem() const {
-  return total_mem != 0 ? total_mem : detect_total_mem();
+  if (total_mem != 0) return total_mem;
+  // An MPI run plans for the memory of every rank together, alike on each rank.
+  if (executor == "mpi") return JoinCluster().total_mem;
+  return detect_total_mem();
 }
 
 int Spec::effective_max_workers() const {

@@ -22,7 +22,7 @@ ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, c
                           std::to_string(spec.max_workers));
   }
   const std::unique_ptr<exec::Executor> executor = exec::MakeExecutor(spec);
-  exec::PlanRun run(ops, spec, options, executor->workers());
+  exec::PlanRun run(ops, spec, options, executor->workers(), executor->leads());
   exec::AdmissionFigures figures;
   try {
     figures = executor->Run(run);

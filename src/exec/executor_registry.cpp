@@ -1,6 +1,9 @@
 #include <string>
 #include <utility>
 
+#ifdef TESSERA_WITH_MPI
+#include "mpi/mpi_executor.hpp"
+#endif
 #include "sync/sync_executor.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/exec/internal/executor.hpp"
@@ -25,7 +28,13 @@ std::string JoinQuoted(const std::vector<std::string>& quoted, const std::string
 void RegisterBuiltinExecutors(ExecutorRegistry& registry) {
   RegisterSyncExecutor(registry);
   RegisterThreadsExecutor(registry);
-  registry.RegisterUnavailable("mpi", "is not supported yet");
+#ifdef TESSERA_WITH_MPI
+  RegisterMpiExecutor(registry);
+#else
+  registry.RegisterUnavailable(
+      "mpi", "was not built: MPI was not found when this Tessera was built (install "
+             "libopenmpi-dev and openmpi-bin, then rebuild)");
+#endif
 }
 
 ExecutorRegistry& ExecutorRegistry::Global() {

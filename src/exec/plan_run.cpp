@@ -183,22 +183,35 @@ std::vector<int> DistinctInputs(const OpInfo& info) {
   return inputs;
 }
 
+namespace {
+
+// What a follower's run records of the options: no history (the leader records the run).
+ExecuteOptions Recorded(const ExecuteOptions& options, bool leads) {
+  ExecuteOptions recorded = options;
+  recorded.record_history = options.record_history && leads;
+  return recorded;
+}
+
+}  // namespace
+
 struct PlanRun::State {
   State(const std::vector<std::shared_ptr<ExecutableOp>>& plan_ops, const Spec& run_spec,
-        const ExecuteOptions& run_options, int workers)
+        const ExecuteOptions& run_options, int workers, bool run_leads)
       : ops(plan_ops),
         spec(run_spec),
         options(run_options),
+        leads(run_leads),
         inputs(CheckInputs(plan_ops)),
         start(Clock::now()),
-        history(run_spec, run_options, workers),
-        progress(ProgressEnabled(run_options.progress), stderr),
+        history(run_spec, Recorded(run_options, run_leads), workers),
+        progress(run_leads && ProgressEnabled(run_options.progress), stderr),
         runs(plan_ops.size()),
         readers_left(plan_ops.size(), 0) {}
 
   const std::vector<std::shared_ptr<ExecutableOp>>& ops;
   const Spec& spec;
   const ExecuteOptions& options;
+  const bool leads;  // PlanRun's `leads`: false on a follower rank
   const std::vector<std::vector<int>> inputs;  // per op, DistinctInputs; checked first
   const Clock::time_point start;
   ExecutionReport report;
@@ -214,8 +227,8 @@ struct PlanRun::State {
 };
 
 PlanRun::PlanRun(const std::vector<std::shared_ptr<ExecutableOp>>& ops, const Spec& spec,
-                 const ExecuteOptions& options, int workers)
-    : state_(std::make_unique<State>(ops, spec, options, workers)) {
+                 const ExecuteOptions& options, int workers, bool leads)
+    : state_(std::make_unique<State>(ops, spec, options, workers, leads)) {
   State& state = *state_;
   // What would fail later for a reason known now fails before any op does work.
   for (const auto& op : ops) op->CheckBeforeRun();
@@ -228,8 +241,10 @@ PlanRun::PlanRun(const std::vector<std::shared_ptr<ExecutableOp>>& ops, const Sp
   std::int64_t all_tasks = 0;
   for (const auto& op : ops) all_tasks += std::max<std::int64_t>(op->info().num_tasks, 0);
   state.report.tasks.reserve(static_cast<std::size_t>(all_tasks));
-  if (options.on_start) options.on_start(all_tasks);
+  if (options.on_start && leads) options.on_start(all_tasks);
 }
+
+bool PlanRun::leads() const { return state_->leads; }
 
 PlanRun::~PlanRun() = default;
 
@@ -259,7 +274,13 @@ void PlanRun::PrepareOp(int index) {
   run.rss_before = state.window_rss_before;
   run.report = StartReport(op.info());
   run.tasks.reserve(static_cast<std::size_t>(std::max<std::int64_t>(op.info().num_tasks, 0)));
-  RunStep(op.info().name, "to prepare its output", [&] { op.Prepare(); });
+  RunStep(op.info().name, "to prepare its output", [&] {
+    if (state.leads) {
+      op.Prepare();
+    } else {
+      op.FollowPrepare();
+    }
+  });
   state.progress.Start(index, op.info().name, op.info().num_tasks);
 }
 
@@ -286,7 +307,13 @@ void PlanRun::CommitOp(int index) {
   State& state = *state_;
   ExecutableOp& op = *state.ops[static_cast<std::size_t>(index)];
   OpRun& run = state.runs[static_cast<std::size_t>(index)];
-  RunStep(op.info().name, "to commit its output", [&] { op.Commit(); });
+  RunStep(op.info().name, "to commit its output", [&] {
+    if (state.leads) {
+      op.Commit();
+    } else {
+      op.FollowCommit();
+    }
+  });
   state.progress.Finish(index, static_cast<std::int64_t>(run.tasks.size()));
   std::vector<TaskRecord> gathered;
   const std::span<const TaskRecord> tasks = OpTasks(state.report, run.tasks, gathered);
@@ -300,7 +327,9 @@ void PlanRun::CommitOp(int index) {
   --state.in_flight;
   state.history.RecordOp(index, run.report, tasks);
   if (std::optional<std::string> warning =
-          FootprintWarning(op, run.report, tasks, state.spec, state.history.run_id() != 0)) {
+          state.leads ? FootprintWarning(op, run.report, tasks, state.spec,
+                                         state.history.run_id() != 0)
+                      : std::nullopt) {
     Warn(*warning);
     state.report.warnings.push_back(std::move(*warning));
   }
@@ -309,8 +338,18 @@ void PlanRun::CommitOp(int index) {
   for (int input : state.inputs[static_cast<std::size_t>(index)]) {
     if (--state.readers_left[static_cast<std::size_t>(input)] > 0) continue;
     ExecutableOp& released = *state.ops[static_cast<std::size_t>(input)];
-    RunStep(released.info().name, "to release its output", [&] { released.Release(); });
+    RunStep(released.info().name, "to release its output", [&] {
+      if (state.leads) {
+        released.Release();
+      } else {
+        released.FollowRelease();
+      }
+    });
   }
+}
+
+void PlanRun::SetClusterReport(ClusterReport cluster) {
+  state_->report.cluster = std::move(cluster);
 }
 
 ExecutionReport PlanRun::Finish(const AdmissionFigures& figures) {

@@ -23,18 +23,29 @@ std::string DescribeException(const std::exception_ptr& error) {
 }
 
 void ThrowLike(const std::exception_ptr& cause, const std::string& message) {
+  // Each keeps `cause` nested (CauseOf), so that a caller can still tell what failed.
   try {
     std::rethrow_exception(cause);
   } catch (const InvalidArgument&) {
-    throw InvalidArgument(message);
+    std::throw_with_nested(InvalidArgument(message));
   } catch (const MemoryBudgetError&) {
-    throw MemoryBudgetError(message);
+    std::throw_with_nested(MemoryBudgetError(message));
   } catch (const StorageError&) {
-    throw StorageError(message);
+    std::throw_with_nested(StorageError(message));
   } catch (const FormatError&) {
-    throw FormatError(message);
+    std::throw_with_nested(FormatError(message));
   } catch (...) {
-    throw Error(message);
+    std::throw_with_nested(Error(message));
+  }
+}
+
+std::exception_ptr CauseOf(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::nested_exception& nested) {
+    return nested.nested_ptr() != nullptr ? nested.nested_ptr() : error;
+  } catch (...) {
+    return error;
   }
 }
 

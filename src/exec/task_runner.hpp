@@ -66,7 +66,11 @@ class OpTaskRunner {
 std::string DescribeException(const std::exception_ptr& error);
 
 // Throws `message` as the same Tessera error type as `cause` (InvalidArgument,
-// MemoryBudgetError, StorageError, FormatError), else as tessera::Error.
+// MemoryBudgetError, StorageError, FormatError), else as tessera::Error, with `cause`
+// nested in it (std::nested_exception).
 [[noreturn]] void ThrowLike(const std::exception_ptr& cause, const std::string& message);
+
+// The exception `error` was thrown for (ThrowLike's nested cause), or `error` itself.
+std::exception_ptr CauseOf(const std::exception_ptr& error);
 
 }  // namespace tessera::exec

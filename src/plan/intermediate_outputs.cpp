@@ -15,7 +15,7 @@
 namespace tessera::planner {
 namespace {
 
-class MemoryTierOutput : public OpOutput {
+class MemoryTierOutput : public OpOutput, public SharedBlocks {
  public:
   MemoryTierOutput(Shape shape, Shape chunks, DType dtype)
       : grid_(std::move(shape), std::move(chunks)), dtype_(dtype) {}
@@ -24,12 +24,15 @@ class MemoryTierOutput : public OpOutput {
   void Prepare() override {
     std::lock_guard lock(mutex_);
     blocks_.assign(static_cast<std::size_t>(grid_.num_blocks()), nullptr);
+    written_.clear();
   }
   bool Has(const Shape&) const override { return false; }
   void Write(const Shape& block, NDArray data) override {
     auto stored = std::make_shared<const NDArray>(std::move(data));
+    const Index linear = grid_.LinearIndex(block);
     std::lock_guard lock(mutex_);
-    blocks_[static_cast<std::size_t>(grid_.LinearIndex(block))] = std::move(stored);
+    blocks_[static_cast<std::size_t>(linear)] = std::move(stored);
+    written_.push_back(linear);
   }
   std::int64_t ProjectWrite(const Shape&) const override { return 0; }
   bool KeepsBlock(const Shape&) const override { return true; }
@@ -38,6 +41,8 @@ class MemoryTierOutput : public OpOutput {
     std::lock_guard lock(mutex_);
     blocks_.clear();
     blocks_.shrink_to_fit();
+    written_.clear();
+    remote_ = nullptr;
   }
 
   std::shared_ptr<const NDArray> Read(const Region& region) const override {
@@ -61,21 +66,64 @@ class MemoryTierOutput : public OpOutput {
     return ExactBlock(grid_, region).has_value();
   }
 
- private:
-  std::shared_ptr<const NDArray> Block(const Shape& block) const {
+  SharedBlocks* shared_blocks() override { return this; }
+  std::shared_ptr<const NDArray> Held(Index block) const override {
     std::lock_guard lock(mutex_);
-    const auto linear = static_cast<std::size_t>(grid_.LinearIndex(block));
-    if (linear >= blocks_.size() || blocks_[linear] == nullptr) {
-      throw Error("internal error: block " + ShapeToString(block) +
-                  " of an in-memory intermediate was read before it was written");
+    if (block < 0 || static_cast<std::size_t>(block) >= blocks_.size()) return nullptr;
+    return blocks_[static_cast<std::size_t>(block)];
+  }
+  void Put(Index block, std::shared_ptr<const NDArray> values) override {
+    std::lock_guard lock(mutex_);
+    if (block >= 0 && static_cast<std::size_t>(block) < blocks_.size()) {
+      blocks_[static_cast<std::size_t>(block)] = std::move(values);
     }
-    return blocks_[linear];
+  }
+  void Drop(Index block) override {
+    std::shared_ptr<const NDArray> dropped;  // freed outside the lock
+    std::lock_guard lock(mutex_);
+    if (block >= 0 && static_cast<std::size_t>(block) < blocks_.size()) {
+      dropped = std::move(blocks_[static_cast<std::size_t>(block)]);
+    }
+  }
+  void SetRemote(Fetch fetch) override {
+    std::lock_guard lock(mutex_);
+    remote_ = std::move(fetch);
+  }
+  std::vector<Index> TakeWritten() override {
+    std::lock_guard lock(mutex_);
+    return std::exchange(written_, {});
+  }
+  Index num_blocks() const override { return grid_.num_blocks(); }
+  Shape BlockShape(Index block) const override {
+    return grid_.BlockRegion(grid_.BlockIndex(block)).shape;
+  }
+  DType dtype() const override { return dtype_; }
+
+ private:
+  // The block held here, or fetched from the process holding it (not kept: the
+  // executor Puts the copies it keeps).
+  std::shared_ptr<const NDArray> Block(const Shape& block) const {
+    const auto linear = grid_.LinearIndex(block);
+    Fetch remote;
+    {
+      std::lock_guard lock(mutex_);
+      if (static_cast<std::size_t>(linear) < blocks_.size() &&
+          blocks_[static_cast<std::size_t>(linear)] != nullptr) {
+        return blocks_[static_cast<std::size_t>(linear)];
+      }
+      remote = remote_;
+    }
+    if (remote) return remote(linear);
+    throw Error("internal error: block " + ShapeToString(block) +
+                " of an in-memory intermediate was read before it was written");
   }
 
   ChunkGrid grid_;
   DType dtype_;
   mutable std::mutex mutex_;
   std::vector<std::shared_ptr<const NDArray>> blocks_;  // GUARDED_BY(mutex_)
+  std::vector<Index> written_;                          // GUARDED_BY(mutex_): TakeWritten's
+  Fetch remote_;                                        // GUARDED_BY(mutex_)
 };
 
 class DiskTierOutput : public ZarrOutput {
@@ -96,6 +144,12 @@ class DiskTierOutput : public ZarrOutput {
     array_.reset();
     RemoveInsideWorkDirectory(directory_);
   }
+  // A follower rank writes and reads the array the leader's Prepare made.
+  void FollowPrepare() override {
+    array_ = std::make_shared<const ZarrArray>(ZarrArray::Open(DirectoryStore::Open(directory_)));
+  }
+  void FollowCommit() override {}
+  void FollowRelease() override { array_.reset(); }
 
  private:
   std::filesystem::path directory_;
@@ -154,6 +208,16 @@ class SplitTierOutput : public OpOutput {
     memory_->Release();
     disk_->Release();
   }
+  void FollowPrepare() override {
+    memory_->FollowPrepare();
+    disk_->FollowPrepare();
+  }
+  void FollowCommit() override {}
+  void FollowRelease() override {
+    memory_->FollowRelease();
+    disk_->FollowRelease();
+  }
+  SharedBlocks* shared_blocks() override { return memory_->shared_blocks(); }
 
   // A region in one part is read from it directly; one across both is assembled from
   // each block's piece in turn.

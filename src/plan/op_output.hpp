@@ -25,6 +25,7 @@
 #include "tessera/core/ndarray.hpp"
 #include "tessera/plan/internal/executable_op.hpp"
 #include "tessera/plan/internal/node.hpp"
+#include "tessera/plan/internal/shared_blocks.hpp"
 #include "tessera/plan/plan_options.hpp"
 #include "tessera/storage/codec.hpp"
 #include "tessera/storage/store.hpp"
@@ -84,6 +85,14 @@ class OpOutput : public StoredArray {
   virtual bool KeepsBlock(const Shape& block) const = 0;
   virtual void Commit() = 0;
   virtual void Release() = 0;
+  // ExecutableOp's follower steps (a process that did not lead the run): open and drop
+  // what the leader's Prepare, Commit and Release made, changing nothing on storage. By
+  // default those of an output held in the process alone: the steps themselves.
+  virtual void FollowPrepare() { Prepare(); }
+  virtual void FollowCommit() { Commit(); }
+  virtual void FollowRelease() { Release(); }
+  // ExecutableOp::shared_blocks: an output held in this process's memory.
+  virtual SharedBlocks* shared_blocks() { return nullptr; }
   // What the plan's op writing this output does (kind, task count, fingerprint): a
   // target records it so that a resume continues only the same work.
   virtual void SetWriterLayout(std::string) {}
@@ -94,7 +103,7 @@ class OpOutput : public StoredArray {
 // The in-memory result of compute(): one NDArray of the whole shape, allocated by
 // Prepare (outside any task); Write copies a block in, WriteFrom reads one in from a
 // source. TakeResult after Commit.
-class ResultOutput : public OpOutput {
+class ResultOutput : public OpOutput, public SharedBlocks {
  public:
   ResultOutput(Shape shape, Shape chunks, DType dtype);
   Tier tier() const override { return Tier::kResult; }
@@ -113,10 +122,29 @@ class ResultOutput : public OpOutput {
   void WriteFrom(const Region& region, const StoredArray& source);
   NDArray TakeResult();
 
+  // Across processes each holds the whole result: blocks written elsewhere are Put here
+  // (copied in) before the op commits. Held copies out a block written or put here; Drop
+  // and SetRemote do nothing (the result is never read by a task). A task's region is a
+  // union of whole blocks (FusedOp reads whole stored chunks that are multiples of them).
+  SharedBlocks* shared_blocks() override { return this; }
+  std::shared_ptr<const NDArray> Held(Index block) const override;
+  void Put(Index block, std::shared_ptr<const NDArray> values) override;
+  void Drop(Index) override {}
+  void SetRemote(Fetch) override {}
+  std::vector<Index> TakeWritten() override;
+  Index num_blocks() const override { return grid_.num_blocks(); }
+  Shape BlockShape(Index block) const override;
+  DType dtype() const override { return dtype_; }
+
  private:
+  void NoteWritten(const Region& region);
+
   ChunkGrid grid_;
   DType dtype_;
   NDArray result_;
+  mutable std::mutex written_mutex_;
+  std::vector<char> written_;      // GUARDED_BY(written_mutex_): per block, by this process
+  std::vector<Index> new_blocks_;  // GUARDED_BY(written_mutex_): since TakeWritten
 };
 
 // An intermediate kept in RAM, block by block (Write keeps the block itself).

@@ -21,6 +21,10 @@ class OutputOp : public ExecutableOp {
   void Prepare() override { output_->Prepare(); }
   void Commit() override { output_->Commit(); }
   void Release() override { output_->Release(); }
+  void FollowPrepare() override { output_->FollowPrepare(); }
+  void FollowCommit() override { output_->FollowCommit(); }
+  void FollowRelease() override { output_->FollowRelease(); }
+  SharedBlocks* shared_blocks() override { return output_->shared_blocks(); }
 
   const std::shared_ptr<OpOutput>& output() const { return output_; }
   // The largest projection over the op's representative tasks (representative_tasks.hpp),

@@ -13,6 +13,7 @@
 #include "tessera/core/buffer.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/memory_account.hpp"
+#include "tessera/core/touched_blocks.hpp"
 #include "tessera/plan/target_files.hpp"
 #include "tessera/storage/directory_store.hpp"
 #include "tessera/storage/zarr_group.hpp"
@@ -198,6 +199,30 @@ class ZarrTargetOutput : public ZarrOutput {
   }
   void Release() override {}
 
+  // A follower rank writes into the partial array the leader's Prepare made, and reads
+  // the finished one once the leader's Commit moved it into place.
+  void FollowPrepare() override {
+    if (target_.store != nullptr) {
+      if (holds_values_) {
+        throw InvalidArgument(
+            "to_zarr: a store held in one process's memory cannot be written by the ranks "
+            "of an MPI run; write to a directory all ranks reach");
+      }
+      array_ = std::make_shared<const ZarrArray>(ZarrArray::Open(target_.store, target_.path));
+      return;
+    }
+    DirectoryStore::Options options;
+    options.file_ops = target_.file_ops;
+    store_ = DirectoryStore::Open(PartialOutputPath(target_.directory) / "array", options);
+    array_ = std::make_shared<const ZarrArray>(ZarrArray::Open(store_));
+  }
+  void FollowCommit() override {
+    if (target_.store != nullptr) return;
+    array_ = std::make_shared<const ZarrArray>(
+        ZarrArray::Open(DirectoryStore::Open(target_.directory)));
+  }
+  void FollowRelease() override {}
+
  private:
   // Calls fn(store, group) for where the group OUT is a member of would be: OUT's parent
   // key in the target's store, or OUT's parent directory (when there is one).
@@ -356,6 +381,50 @@ void ResultOutput::Prepare() {
   // Not charged to any task: the result is the caller's, not a task's working memory.
   ScopedMemoryAccount none(nullptr);
   result_ = NDArray(grid_.shape(), dtype_);
+  const std::lock_guard lock(written_mutex_);
+  written_.assign(static_cast<std::size_t>(grid_.num_blocks()), 0);
+  new_blocks_.clear();
+}
+
+void ResultOutput::NoteWritten(const Region& region) {
+  const std::lock_guard lock(written_mutex_);
+  ForEachTouchedBlock(grid_, region, [&](const Shape& block) {
+    const Index linear = grid_.LinearIndex(block);
+    char& written = written_[static_cast<std::size_t>(linear)];
+    if (written == 0) new_blocks_.push_back(linear);
+    written = 1;
+  });
+}
+
+std::vector<Index> ResultOutput::TakeWritten() {
+  const std::lock_guard lock(written_mutex_);
+  return std::exchange(new_blocks_, {});
+}
+
+std::shared_ptr<const NDArray> ResultOutput::Held(Index block) const {
+  {
+    const std::lock_guard lock(written_mutex_);
+    if (block < 0 || block >= grid_.num_blocks() ||
+        written_[static_cast<std::size_t>(block)] == 0) {
+      return nullptr;
+    }
+  }
+  ScopedMemoryAccount none(nullptr);
+  return CopyRegionOf(result_, grid_.BlockRegion(grid_.BlockIndex(block)));
+}
+
+void ResultOutput::Put(Index block, std::shared_ptr<const NDArray> values) {
+  const Region region = grid_.BlockRegion(grid_.BlockIndex(block));
+  if (values == nullptr || values->shape() != region.shape || values->dtype() != dtype_) {
+    throw Error("internal error: a block put into compute()'s result has the wrong shape");
+  }
+  CopyBox(*values, region.start, result_, Shape(region.start.size(), 0), region);
+  const std::lock_guard lock(written_mutex_);
+  written_[static_cast<std::size_t>(block)] = 1;
+}
+
+Shape ResultOutput::BlockShape(Index block) const {
+  return grid_.BlockRegion(grid_.BlockIndex(block)).shape;
 }
 
 void ResultOutput::Write(const Shape& block, NDArray data) {
@@ -371,6 +440,7 @@ void ResultOutput::Write(const Shape& block, NDArray data) {
   } else {
     copy();
   }
+  NoteWritten(region);
 }
 
 void ResultOutput::WriteFrom(const Region& region, const StoredArray& source) {
@@ -381,6 +451,7 @@ void ResultOutput::WriteFrom(const Region& region, const StoredArray& source) {
     TouchAccountedMemory([&] { TouchRegionPages(result_, origin, region); });
   }
   source.ReadInto(region, result_, origin);
+  NoteWritten(region);
 }
 
 std::shared_ptr<const NDArray> ResultOutput::Read(const Region& region) const {

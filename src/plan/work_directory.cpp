@@ -15,32 +15,13 @@
 #include <string>
 #include <string_view>
 
+#include "tessera/core/cluster.hpp"
 #include "tessera/core/errors.hpp"
 
 namespace tessera::planner {
 namespace {
 
 constexpr std::string_view kPrefix = "tessera-";
-
-// Field 22 of /proc/<pid>/stat: when the process started, in clock ticks after boot.
-// nullopt when there is no such process.
-std::optional<long long> ProcessStartTime(long long pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  if (!std::getline(stat, text)) return std::nullopt;
-  // The command name (field 2) is in parentheses and may hold spaces: skip past it.
-  const std::size_t close = text.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream fields(text.substr(close + 1));
-  std::string field;
-  for (int index = 3; index <= 22; ++index) {
-    if (!(fields >> field)) return std::nullopt;
-  }
-  long long start = 0;
-  const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), start);
-  if (error != std::errc() || end != field.data() + field.size()) return std::nullopt;
-  return start;
-}
 
 std::optional<long long> ParseNumber(std::string_view text) {
   long long value = 0;
@@ -54,7 +35,7 @@ struct Owner {
   long long start = 0;
 };
 
-// The owner a work directory's name records: "tessera-<pid>-<start>-<n>".
+// The owner a work directory's name records: "tessera-<pid>-<start>-<n>" (or "-mpi<n>").
 std::optional<Owner> ParseName(std::string_view name) {
   if (!name.starts_with(kPrefix)) return std::nullopt;
   name.remove_prefix(kPrefix.size());
@@ -62,9 +43,10 @@ std::optional<Owner> ParseName(std::string_view name) {
   for (int i = 0; i < 3; ++i) {
     const std::size_t dash = i < 2 ? name.find('-') : name.size();
     if (dash == std::string_view::npos) return std::nullopt;
-    parts[i] = ParseNumber(name.substr(0, dash));
+    if (i == 2 && name.starts_with("mpi")) name.remove_prefix(3);  // an MPI run's: -mpi<n>
+    parts[i] = ParseNumber(name.substr(0, i < 2 ? dash : name.size()));
     if (!parts[i]) return std::nullopt;
-    name.remove_prefix(i < 2 ? dash + 1 : dash);
+    name.remove_prefix(i < 2 ? dash + 1 : name.size());
   }
   return Owner{*parts[0], *parts[1]};
 }
@@ -76,7 +58,7 @@ Owner Self() {
   static std::mutex mutex;
   static Owner self;
   const std::lock_guard lock(mutex);
-  if (self.pid != getpid()) self = Owner{getpid(), ProcessStartTime(getpid()).value_or(0)};
+  if (self.pid != getpid()) self = Owner{getpid(), ProcessStartTicks(getpid()).value_or(0)};
   return self;
 }
 
@@ -232,6 +214,15 @@ std::filesystem::path WorkDirectoryBase(const Spec& spec) {
 
 std::filesystem::path NewWorkDirectory(const Spec& spec) {
   static std::atomic<int> counter{0};
+  // MPI plans are made by every rank alike, in the same order (other plans perhaps not):
+  // counted apart, each rank names the leader's directory.
+  static std::atomic<int> mpi_counter{0};
+  if (spec.executor == "mpi") {
+    const ClusterFacts& cluster = JoinCluster();
+    return WorkDirectoryBase(spec) /
+           (std::string(kPrefix) + std::to_string(cluster.leader_pid) + "-" +
+            std::to_string(cluster.leader_start) + "-mpi" + std::to_string(++mpi_counter));
+  }
   return WorkDirectoryBase(spec) / (std::string(kPrefix) + std::to_string(Self().pid) + "-" +
                                     std::to_string(Self().start) + "-" + std::to_string(++counter));
 }
@@ -245,7 +236,7 @@ std::vector<std::filesystem::path> RemoveStaleWorkDirectories(const std::filesys
     const std::optional<Owner> owner = ParseName(entry.path().filename().string());
     // A symlink is never followed nor removed; a folder without its marker is not ours.
     if (!owner || entry.symlink_status(error).type() != fs::file_type::directory) continue;
-    const std::optional<long long> start = ProcessStartTime(owner->pid);
+    const std::optional<long long> start = ProcessStartTicks(owner->pid);
     if (start && *start == owner->start) continue;  // its process still runs
     if (!HasMarker(entry.path(), *owner)) continue;
     std::filesystem::remove_all(entry.path(), error);

@@ -29,7 +29,10 @@ namespace tessera::planner {
 // The marker file's name inside a work directory.
 inline constexpr std::string_view kWorkDirectoryMarker = ".tessera-work-directory";
 
-// A new directory name (not created) for this process under `spec`'s base.
+// A new directory name (not created) for this process under `spec`'s base; with executor
+// "mpi", the run's leader's, "tessera-<leader pid>-<start>-mpi<n>" (n counting MPI plans,
+// which every rank makes alike), which the leader creates and removes while the other
+// ranks only use it.
 std::filesystem::path NewWorkDirectory(const Spec& spec);
 
 // The base directory intermediates go under: spec.work_dir, or the system temp dir.

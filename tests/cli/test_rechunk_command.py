@@ -376,7 +376,7 @@ def test_bad_values_are_clear_errors(tessera_bin, tmp_path, series, args, messag
 
 @pytest.mark.parametrize("args", [
     ["--chunks", "10,10,10", "--allowed-mem", "200kB", "--intermediate", "ssd"],
-    ["--chunks", "10,10,10", "--allowed-mem", "200kB", "--executor", "mpi"],
+    ["--chunks", "10,10,10", "--allowed-mem", "200kB", "--executor", "gpu"],
     ["--chunks", "10,10,10", "--allowed-mem", "200kB", "--workers=-1"],
     ["--allowed-mem", "200kB", "--chunks"],
     ["--allowed-mem", "200kB"],

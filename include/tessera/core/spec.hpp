@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -31,6 +32,9 @@ struct Spec {
   std::int64_t total_mem = 0;        // 0 = detect (cgroup limit or physical RAM)
   std::string work_dir;              // an existing writable folder; "" = the system temp dir
   std::string executor = "threads";  // "sync", "threads", "mpi"
+  // The executor's own settings, by name; the executor refuses names it does not know
+  // (the "mpi" executor's: tessera/exec mpi_executor.hpp, docs/mpi.md).
+  std::map<std::string, std::string> executor_options;
   int max_workers = 0;               // 0 = hardware concurrency
   // The history database (tessera/memory/history.hpp): "" = $TESSERA_HISTORY, else the
   // user's cache directory; "off" = keep no history; anything else is its path.
@@ -63,7 +67,8 @@ struct Spec {
 
   bool allowed_mem_is_auto() const { return allowed_mem == kAutoAllowedMem; }
 
-  // total_mem, or the detected memory when total_mem is 0.
+  // total_mem, or the detected memory when total_mem is 0: with executor "mpi", that of
+  // every rank together (JoinCluster, tessera/core/cluster.hpp; collective the first time).
   std::int64_t effective_total_mem() const;
   // max_workers, or the hardware concurrency when 0 (at least 1). For the test suite's
   // configuration reruns the environment variable TESSERA_FORCE_WORKERS=N (N >= 1)

@@ -76,6 +76,40 @@ struct OpReport {
   int retries = 0;  // failed attempts that were retried
 };
 
+// One rank of an MPI run (executor "mpi"), as the run's leader gathered it.
+struct RankReport {
+  int rank = 0;
+  std::int64_t tasks = 0;             // tasks that succeeded on it
+  std::int64_t capacity = 0;          // what its tasks were admitted against
+  std::int64_t max_admitted_mem = 0;  // the largest sum of costs of its tasks at once
+  std::int64_t measured_mem_max = 0;  // its largest measured task (reserved_mem included)
+  std::int64_t peak_rss_bytes = 0;    // its process's RSS high-water mark in the run
+  std::int64_t held_bytes_max = 0;    // most bytes of in-memory blocks it held at once
+};
+
+// What the cluster's memory manager (the chunk directory) did in an MPI run: the bytes
+// of in-memory blocks it moved, kept, dropped and spilled, and its decisions.
+struct ClusterReport {
+  int ranks = 0;  // 0: not an MPI run
+  std::vector<RankReport> per_rank;
+  std::int64_t bytes_fetched = 0;     // sent to the rank of a task that read them
+  std::int64_t bytes_replicated = 0;  // of those, kept there as a replica
+  std::int64_t bytes_rebalanced = 0;  // moved off a rank above the high watermark
+                                      // (copied, confirmed, then dropped)
+  std::int64_t bytes_dropped = 0;     // replicas freed (released, surplus or moved)
+  std::int64_t bytes_spilled = 0;     // written to the shared store for want of memory
+  std::int64_t bytes_gathered = 0;    // compute()'s result blocks sent to every rank
+  std::int64_t decisions = 0;         // the directory's copy, drop and spill decisions
+  std::int64_t tasks_moved_after_failure = 0;  // retried on another rank
+  // Per op of the plan: the bytes of its blocks each rank held when it committed, as each
+  // rank measured them (an in-memory intermediate, after rebalancing); empty for an op
+  // whose output is not held in memory.
+  std::vector<std::vector<std::int64_t>> held_at_commit;
+  // Per op of the plan: the bytes of its in-memory blocks, one copy of each (0 for an op
+  // not held in memory).
+  std::vector<std::int64_t> block_bytes;
+};
+
 struct ExecutionReport {
   std::vector<OpReport> ops;      // in plan order: ops[i] is op i (whatever order they
                                   // committed in)
@@ -95,6 +129,8 @@ struct ExecutionReport {
   int max_tasks_at_once = 0;
   std::int64_t max_admitted_mem = 0;
   std::int64_t admission_capacity = 0;
+  // An MPI run's ranks and memory manager (the leader's report; ranks == 0 otherwise).
+  ClusterReport cluster;
 };
 
 enum class ProgressMode { kAuto, kAlways, kNever };  // auto: only when stderr is a tty

@@ -9,7 +9,7 @@ namespace {
 
 // The intermediates of rechunk `node`: in RAM, on disk or split, unless a tier is forced.
 IntermediateFactory RechunkIntermediates(PlanContext& context, const Node& node) {
-  return [&context, &node](int copy, const Shape& chunks, const Shape& disk_chunks,
+  return [&context, &node](int /*copy*/, const Shape& chunks, const Shape& disk_chunks,
                            Index blocks_in_memory, Index num_blocks) -> std::shared_ptr<OpOutput> {
     const PlanOptions& options = context.options;
     if (options.intermediate_tier == Tier::kMemory) blocks_in_memory = num_blocks;
@@ -18,7 +18,7 @@ IntermediateFactory RechunkIntermediates(PlanContext& context, const Node& node)
       return MakeMemoryTierOutput(node.shape(), chunks, node.dtype());
     }
     const std::filesystem::path directory =
-        context.WorkDirectory() / (node.name() + "." + std::to_string(copy));
+        context.IntermediateDirectory();
     if (blocks_in_memory <= 0 && disk_chunks == chunks) {
       return MakeDiskTierOutput(node.shape(), chunks, node.dtype(), directory,
                                 options.disk_compressor);

@@ -26,7 +26,7 @@ FusedInput FusedInputOf(PlanContext& context, const Node& input) {
 void LowerReduce(PlanContext& context, const Node& node) {
   const Node& input = *node.inputs().front();
   FusedInput values = FusedInputOf(context, input);
-  const auto make_partials = [&](int round, const Shape& shape,
+  const auto make_partials = [&](int /*round*/, const Shape& shape,
                                  const Shape& chunks) -> std::shared_ptr<OpOutput> {
     const std::int64_t bytes = ShapeSize(shape);
     const bool in_ram = context.options.intermediate_tier == Tier::kNone
@@ -34,7 +34,7 @@ void LowerReduce(PlanContext& context, const Node& node) {
                             : context.options.intermediate_tier == Tier::kMemory;
     if (in_ram) return MakeMemoryTierOutput(shape, chunks, uint8);
     return MakeDiskTierOutput(shape, chunks, uint8,
-                              context.WorkDirectory() / (node.name() + "." + std::to_string(round)),
+                              context.IntermediateDirectory(),
                               context.options.disk_compressor);
   };
   ReductionOps ops = BuildReductionOps(node, values.array, context.outputs.at(&node),

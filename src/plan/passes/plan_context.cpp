@@ -5,6 +5,7 @@
 
 #include "node_detail.hpp"
 #include "tessera/core/buffer_pool.hpp"
+#include "tessera/core/cluster.hpp"
 #include "tessera/core/errors.hpp"
 #include "work_directory.hpp"
 
@@ -104,16 +105,24 @@ std::shared_ptr<OpOutput> PlanContext::MakeOutput(const Node& node, Tier tier) {
   }
   if (tier == Tier::kMemory) return MakeMemoryTierOutput(node.shape(), node.chunks(), node.dtype());
   return MakeDiskTierOutput(node.shape(), node.chunks(), node.dtype(),
-                            WorkDirectory() / node.name(), options.disk_compressor);
+                            IntermediateDirectory(), options.disk_compressor);
 }
 
 const std::filesystem::path& PlanContext::WorkDirectory() {
   if (work_directory_.empty()) {
-    RemoveStaleWorkDirectories(WorkDirectoryBase(spec));
+    // Only a run's leader clears leftovers: another rank, perhaps on another machine,
+    // would take the leader's live directory for a dead process's.
+    if (spec.executor != "mpi" || JoinCluster().leads()) {
+      RemoveStaleWorkDirectories(WorkDirectoryBase(spec));
+    }
     work_directory_ = NewWorkDirectory(spec);
     state->work_directory = work_directory_;
   }
   return work_directory_;
+}
+
+std::filesystem::path PlanContext::IntermediateDirectory() {
+  return WorkDirectory() / ("intermediate-" + std::to_string(++intermediates_));
 }
 
 std::shared_ptr<const FusedEvaluator> PlanContext::MakeEvaluator(const Node& root,

@@ -95,6 +95,10 @@ struct PlanContext {
   // This plan's directory for disk intermediates; the first use clears what killed runs
   // left in the same base.
   const std::filesystem::path& WorkDirectory();
+  // A new folder name (not created) in WorkDirectory() for one disk intermediate:
+  // "intermediate-<n>", n counting this plan's intermediates, so that every rank of an
+  // MPI run, planning alike, names the same folder (node names count per process).
+  std::filesystem::path IntermediateDirectory();
 
   std::shared_ptr<const FusedEvaluator> MakeEvaluator(const Node& root, const NodeSet& members);
   std::shared_ptr<FusedOp> MakeFusedOp(const Node& root, const NodeSet& members,
@@ -122,6 +126,7 @@ struct PlanContext {
   std::shared_ptr<PlanSession> session_;
   std::unordered_map<const Node*, std::shared_ptr<OpOutput>> provisional_;
   std::filesystem::path work_directory_;
+  int intermediates_ = 0;  // IntermediateDirectory's count
 };
 
 }  // namespace tessera::planner

@@ -135,6 +135,9 @@ class Executor {
   virtual std::string_view name() const = 0;
   // The most tasks it runs at once, as the run's history records it.
   virtual int workers() const = 0;
+  // Whether this process leads the run (PlanRun's `leads`): false on the ranks of an MPI
+  // run other than the first.
+  virtual bool leads() const { return true; }
   // Runs every op of `run` once: PrepareOp, then RecordTask for each of its tasks (run
   // through RunPlanTask, or the like), then CommitOp, an op only once every op it reads
   // (PlanRun::inputs) has committed. Throws the first failure (of a task, a hook or the

@@ -24,6 +24,12 @@
 // The peak RSS an op reports is the rise since the process's high-water mark was last
 // reset, which PrepareOp does when no other op is in flight.
 //
+// A run across processes (MPI ranks) has one PlanRun per process. The leader's (`leads`,
+// the default) does all of the above; a follower's prepares, commits and releases as
+// ExecutableOp's follower steps (FollowPrepare, ...), records no history, shows no
+// progress and does not call on_start; the leader RecordTasks every task, wherever it
+// ran, and the followers none.
+//
 // Not thread-safe: an executor calls PrepareOp, RecordTask and CommitOp one at a time
 // (tasks themselves may run at once on any threads). `ops`, `spec` and `options` must
 // outlive the run.
@@ -49,7 +55,7 @@ class PlanRun {
   // `workers`: the most tasks the executor runs at once (for the buffer pool and the
   // history). Throws InvalidArgument for a plan whose ops are not as above.
   PlanRun(const std::vector<std::shared_ptr<planner::ExecutableOp>>& ops, const Spec& spec,
-          const ExecuteOptions& options, int workers);
+          const ExecuteOptions& options, int workers, bool leads = true);
   ~PlanRun();
   PlanRun(const PlanRun&) = delete;
   PlanRun& operator=(const PlanRun&) = delete;
@@ -57,6 +63,8 @@ class PlanRun {
   const std::vector<std::shared_ptr<planner::ExecutableOp>>& ops() const;
   const Spec& spec() const;
   const ExecuteOptions& options() const;
+  // Whether this process leads the run (above).
+  bool leads() const;
   // When the run started (TaskRecord::start_seconds count from it).
   std::chrono::steady_clock::time_point start() const;
   // The memory tasks are admitted against: spec.effective_total_mem() - reserved_mem
@@ -77,6 +85,9 @@ class PlanRun {
   // Op `op`'s tasks have all run. Call once per op, after its last RecordTask.
   void CommitOp(int op);
 
+  // An MPI run's ranks and memory manager, for the report (ExecutionReport::cluster);
+  // before Finish.
+  void SetClusterReport(ClusterReport cluster);
   // After every op has committed: the run's report, with the executor's `figures`.
   // Call once.
   ExecutionReport Finish(const AdmissionFigures& figures);

@@ -9,6 +9,13 @@
 // Tessera memory a task holds is allocated in Buffers on the calling thread, so an
 // executor measures it with a ScopedMemoryAccount around RunTask.
 //
+// Across processes (an MPI run, every process holding the same plan), one process leads:
+// it calls Prepare, Commit and Release as above. Every other process follows: it calls
+// FollowPrepare after the leader's Prepare, FollowCommit after the leader's Commit and
+// FollowRelease where the leader Releases; these open and drop what the leader made on
+// shared storage without creating, moving or removing anything there. Tasks run on any
+// process once it followed the op's Prepare.
+//
 // Internal to the engine (not installed): the plan layer implements it, executors
 // (exec/) call it.
 #pragma once
@@ -16,6 +23,7 @@
 #include <cstdint>
 #include <string>
 
+#include "tessera/plan/internal/shared_blocks.hpp"
 #include "tessera/plan/op_info.hpp"
 
 namespace tessera::planner {
@@ -47,6 +55,16 @@ class ExecutableOp {
   // The output is no longer needed by any later op: frees an intermediate. No-op for
   // results and targets.
   virtual void Release() = 0;
+
+  // The follower's counterparts (above). By default those of an op whose output lives in
+  // the process alone: Prepare, Commit and Release themselves.
+  virtual void FollowPrepare() { Prepare(); }
+  virtual void FollowCommit() { Commit(); }
+  virtual void FollowRelease() { Release(); }
+  // The output's blocks when it is held in this process's memory (the RAM tier,
+  // compute()'s result), for an executor that moves them between processes; nullptr
+  // when it is not (stored, or held some other way).
+  virtual SharedBlocks* shared_blocks() { return nullptr; }
 };
 
 }  // namespace tessera::planner

@@ -1,0 +1,50 @@
+// SharedBlocks: the blocks of an op's output that live in this process's memory (an
+// intermediate of the RAM tier, compute()'s result), as an executor running one plan
+// across processes (MPI ranks) moves them between the processes.
+//
+//   planner::SharedBlocks* blocks = op.shared_blocks();   // nullptr: not held in memory
+//   blocks->SetRemote(fetch);        // once prepared: where tasks get blocks not held here
+//   std::shared_ptr<const NDArray> held = blocks->Held(7);   // to send block 7 elsewhere
+//   blocks->Put(7, received);        // a copy that arrived from another process
+//   blocks->Drop(7);                 // the copy here is no longer needed
+//
+// Blocks are named by their C-order index in the output's chunk grid. A task reading a
+// block this process does not hold calls `fetch` (on the task's thread, which waits for
+// it) and uses, but does not keep, what it returns; the executor Puts a copy it decides to
+// keep. Without a remote (one process), a block not held is an internal error, as before.
+// Thread-safe: tasks, Put and Drop may run at once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "tessera/core/ndarray.hpp"
+#include "tessera/core/shape.hpp"
+
+namespace tessera::planner {
+
+class SharedBlocks {
+ public:
+  // Returns block `block` from another process (throws what the transfer throws).
+  using Fetch = std::function<std::shared_ptr<const NDArray>(Index block)>;
+
+  virtual ~SharedBlocks() = default;
+  // The block's values when this process holds them; nullptr otherwise.
+  virtual std::shared_ptr<const NDArray> Held(Index block) const = 0;
+  // Keeps `values` (the block's shape and dtype) as this process's copy of the block.
+  virtual void Put(Index block, std::shared_ptr<const NDArray> values) = 0;
+  // Forgets this process's copy of the block (its memory goes once no task uses it).
+  virtual void Drop(Index block) = 0;
+  // Where blocks not held here come from; an empty function: nowhere (one process).
+  virtual void SetRemote(Fetch fetch) = 0;
+  // The blocks tasks of this process wrote since the last call (each once, complete).
+  virtual std::vector<Index> TakeWritten() = 0;
+  // The output's blocks, and the shape of block `block` (its dtype is the output's).
+  virtual Index num_blocks() const = 0;
+  virtual Shape BlockShape(Index block) const = 0;
+  virtual DType dtype() const = 0;
+};
+
+}  // namespace tessera::planner

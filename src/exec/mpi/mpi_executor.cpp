@@ -1,0 +1,203 @@
+#include "mpi_executor.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "rank_agent.hpp"
+#include "tessera/core/cluster.hpp"
+#include "tessera/core/errors.hpp"
+#include "tessera/core/parallel.hpp"
+
+namespace tessera::exec::mpi {
+namespace {
+
+// The plan as the ranks compare it: every op's fingerprint, kind, tasks, inputs, tier and
+// projection (FNV-1a). Not its name: names count the arrays a process made, and a rank
+// may make some of its own (rank 0 alone writing a source first).
+std::uint64_t PlanHash(const std::vector<std::shared_ptr<planner::ExecutableOp>>& ops) {
+  std::uint64_t hash = 1469598103934665603ULL;
+  const auto mix = [&hash](const void* data, std::size_t size) {
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    for (std::size_t index = 0; index < size; ++index) {
+      hash = (hash ^ bytes[index]) * 1099511628211ULL;
+    }
+  };
+  for (const auto& op : ops) {
+    const OpInfo& info = op->info();
+    mix(info.fingerprint.data(), info.fingerprint.size());
+    mix(&info.kind, sizeof(info.kind));
+    mix(&info.num_tasks, sizeof(info.num_tasks));
+    mix(&info.tier, sizeof(info.tier));
+    mix(&info.projected_mem, sizeof(info.projected_mem));
+    for (const int input : info.inputs) mix(&input, sizeof(input));
+  }
+  return hash;
+}
+
+long long ParseWhole(const std::string& name, const std::string& value, long long lowest) {
+  long long parsed = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+  if (value.empty() || error != std::errc() || end != value.data() + value.size() ||
+      parsed < lowest) {
+    throw InvalidArgument("executor \"mpi\": executor option " + name +
+                          " must be a whole number >= " + std::to_string(lowest) + ", got \"" +
+                          value + "\"");
+  }
+  return parsed;
+}
+
+LeaderOptions ParseOptions(const Spec& spec) {
+  LeaderOptions options;
+  DirectoryOptions& directory = options.directory;
+  for (const auto& [name, value] : spec.executor_options) {
+    if (name == "min_replicas") {
+      directory.min_replicas = static_cast<int>(ParseWhole(name, value, 1));
+    } else if (name == "max_replicas") {
+      directory.max_replicas = static_cast<int>(ParseWhole(name, value, 1));
+    } else if (name == "replicate_after") {
+      directory.replicate_after = static_cast<int>(ParseWhole(name, value, 1));
+    } else if (name == "place_on_rank") {
+      options.place_on_rank = static_cast<int>(ParseWhole(name, value, -1));
+    } else if (name == "high_watermark") {
+      double fraction = 0;
+      const auto [end, error] =
+          std::from_chars(value.data(), value.data() + value.size(), fraction);
+      if (value.empty() || error != std::errc() || end != value.data() + value.size() ||
+          !(fraction > 0 && fraction <= 1)) {
+        throw InvalidArgument(
+            "executor \"mpi\": executor option high_watermark must be a fraction in (0, 1], "
+            "got \"" + value + "\"");
+      }
+      directory.high_watermark = fraction;
+    } else {
+      throw InvalidArgument("executor \"mpi\": unknown executor option \"" + name +
+                            "\"; valid options: min_replicas, max_replicas, replicate_after, "
+                            "high_watermark, place_on_rank");
+    }
+  }
+  if (directory.max_replicas < directory.min_replicas) {
+    throw InvalidArgument("executor \"mpi\": max_replicas (" +
+                          std::to_string(directory.max_replicas) + ") is below min_replicas (" +
+                          std::to_string(directory.min_replicas) + ")");
+  }
+  return options;
+}
+
+}  // namespace
+
+MpiExecutor::MpiExecutor(const Spec& spec) : options_(ParseOptions(spec)) {
+  const ClusterFacts& cluster = JoinCluster();
+  const MpiWorld& world = MpiWorld::Get();
+  rank_ = cluster.rank;
+  ranks_ = cluster.ranks;
+  const std::int64_t memory = spec.total_mem != 0
+                                  ? spec.total_mem / ranks_
+                                  : cluster.rank_mem[static_cast<std::size_t>(rank_)];
+  capacity_ = memory - spec.reserved_mem;
+  workers_ = spec.max_workers != 0 || std::getenv("TESSERA_FORCE_WORKERS") != nullptr
+                 ? spec.effective_max_workers()
+                 : std::max(1, HardwareThreads() / world.ranks_on_node());
+}
+
+AdmissionFigures MpiExecutor::Run(PlanRun& run) {
+  const MpiWorld& world = MpiWorld::Get();
+  Channel channel(world);
+  // The ranks agree on the plan, and learn each other's threads and memory.
+  const long long own[3] = {static_cast<long long>(PlanHash(run.ops())), workers_, capacity_};
+  std::vector<long long> all(static_cast<std::size_t>(3 * ranks_), 0);
+  if (MPI_Allgather(own, 3, MPI_LONG_LONG, all.data(), 3, MPI_LONG_LONG, channel.comm()) !=
+      MPI_SUCCESS) {
+    throw Error("executor \"mpi\": the ranks could not exchange their plans (MPI_Allgather)");
+  }
+  std::vector<RankSetup> setups;
+  for (int rank = 0; rank < ranks_; ++rank) {
+    const long long* figures = &all[static_cast<std::size_t>(3 * rank)];
+    if (figures[0] != all[0]) {
+      throw InvalidArgument(
+          "executor \"mpi\": rank " + std::to_string(rank) +
+          " planned a different computation than rank 0; every rank must run the same "
+          "program on the same inputs with the same spec (and the same history database)");
+    }
+    setups.push_back(RankSetup{static_cast<int>(figures[1]), figures[2]});
+  }
+
+  Outbox outbox;
+  RankAgent agent(run, rank_, workers_, outbox);
+  std::optional<Leader> leader;
+  if (rank_ == 0) {
+    leader.emplace(run, setups, options_, outbox, agent);
+    leader->Start();
+  }
+  const auto over = [&] { return leader ? leader->done() : agent.finished(); };
+  const auto send = [&](std::chrono::microseconds wait) {
+    for (Outgoing& message : outbox.Take(wait)) {
+      channel.Send(message.destination, message.tag, std::move(message.bytes));
+    }
+  };
+  auto idle = std::chrono::microseconds(0);
+  while (!over()) {
+    send(idle);
+    channel.Flush();
+    bool handled = false;
+    while (std::optional<Message> message = channel.Poll()) {
+      handled = true;
+      try {
+        if (message->tag == kTagReport && leader) {
+          leader->HandleReport(*message);
+        } else if (message->tag == kTagControl) {
+          agent.HandleOrder(*message);
+        } else if (message->tag == kTagData) {
+          agent.HandleData(*message);
+        }
+      } catch (...) {
+        // Orders and data are handled with care; what escapes is a defect: report it.
+        Writer report;
+        report.Put(Report::kStepFailed);
+        PutError(report, ToWire(std::current_exception()));
+        outbox.Push(0, kTagReport, report.Take());
+      }
+      if (over()) break;
+    }
+    // Sleep a little longer while nothing happens (at most 200 us), to leave the cores
+    // to the tasks; a task's report wakes the wait at once.
+    idle = handled ? std::chrono::microseconds(0)
+                   : std::min(std::chrono::microseconds(200), idle + std::chrono::microseconds(20));
+  }
+  send(std::chrono::microseconds(0));  // the last reports and orders (kFinished, kAbort)
+  agent.Stop();
+  channel.Close();
+  if (leader) {
+    if (leader->error()) std::rethrow_exception(leader->error());
+    run.SetClusterReport(leader->cluster_report());
+    return leader->figures();
+  }
+  if (agent.error()) Rethrow(*agent.error());
+  return {};
+}
+
+}  // namespace tessera::exec::mpi
+
+namespace tessera::exec {
+
+void RegisterMpiExecutor(ExecutorRegistry& registry) {
+  registry.Register("mpi", "tasks on the ranks of an MPI job", [](const Spec& spec) {
+    return std::make_unique<mpi::MpiExecutor>(spec);
+  });
+}
+
+}  // namespace tessera::exec
+
+namespace {
+
+// Planning with executor "mpi" asks the cluster's memory (tessera/core/cluster.hpp): the
+// provider is installed as the library loads.
+[[maybe_unused]] const bool kClusterProviderInstalled =
+    (tessera::SetClusterProvider(&tessera::exec::mpi::JoinMpiCluster), true);
+
+}  // namespace
