@@ -493,6 +493,7 @@ void ChunkDirectory::ReplicaKept(ChunkKey chunk, int rank) {
   AddReplica(id, rank, true);
   totals_.bytes_replicated += C(id).bytes;
   Released(id, true);
+  SpillWhileOver();  // as in CopyArrived
 }
 
 void ChunkDirectory::ReplicaAbandoned(ChunkKey chunk, int rank) {
@@ -602,6 +603,7 @@ void ChunkDirectory::CopyArrived(ChunkKey chunk, int rank) {
     }
   }
   Released(id, true);
+  SpillWhileOver();  // a chunk settled: spillable now, should the cluster be over capacity
 }
 
 void ChunkDirectory::CopyFailed(ChunkKey chunk, int rank) {
