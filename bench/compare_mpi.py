@@ -61,7 +61,8 @@ MPI_LINE = re.compile(
     rf"(\d+) tasks? moved after a failure")
 RANK_LINE = re.compile(rf"^\s+rank (\d+): (\d+) tasks?, peak RSS {SIZE}, largest task {SIZE}, "
                        rf"held at most {SIZE}, memory {SIZE}", re.M)
-TOTAL_LINE = re.compile(rf"^Total (\d+(?:\.\d+)?) s; process peak RSS {SIZE}", re.M)
+TOTAL_LINE = re.compile(rf"^Total (\d+(?:\.\d+)?) s; process peak RSS {SIZE}"
+                        rf"(?:.*?; at most (\d+) tasks? at once)?", re.M)
 
 
 def size(number, unit):
@@ -84,6 +85,8 @@ def parse_summary(stdout):
     total = TOTAL_LINE.search(stdout)
     if total:
         parsed["own_seconds"] = float(total.group(1))
+        if total.group(4):
+            parsed["max_tasks_at_once"] = int(total.group(4))
     mpi = MPI_LINE.search(stdout)
     if mpi:
         groups = mpi.groups()

@@ -25,11 +25,12 @@ std::string SizeText(nb::handle value, const char* name) {
 }  // namespace
 
 void BindSpec(nb::module_& m) {
-  nb::class_<Spec>(m, "Spec",
-                   "The resources a computation may use: allowed_mem per task (bytes, a size "
-                   "string, or \"auto\" for the smallest that runs the plan), reserved_mem, "
-                   "total_mem (None: detected), work_dir, executor (\"threads\", \"sync\" or \"mpi\" "
-                   "under mpirun), executor_options (a dict), max_workers.")
+  nb::class_<Spec>(
+      m, "Spec",
+      "The resources a computation may use: allowed_mem per task (bytes, a size "
+      "string, or \"auto\" for the smallest that runs the plan), reserved_mem, "
+      "total_mem (None: detected), work_dir, executor (\"threads\", \"sync\" or \"mpi\" "
+      "under mpirun), executor_options (a dict), max_workers.")
       .def(
           "__init__",
           [](Spec* spec, nb::handle work_dir, nb::handle allowed_mem, nb::handle reserved_mem,

@@ -132,9 +132,9 @@ void WriteRunReport(std::ostream& out, const ExecutionReport& report) {
   out << "MPI: " << cluster.ranks << (cluster.ranks == 1 ? " rank" : " ranks")
       << "; blocks fetched " << format_bytes(cluster.bytes_fetched) << ", replicated "
       << format_bytes(cluster.bytes_replicated) << ", rebalanced "
-      << format_bytes(cluster.bytes_rebalanced) << ", dropped " << format_bytes(cluster.bytes_dropped)
-      << ", spilled " << format_bytes(cluster.bytes_spilled) << ", results gathered "
-      << format_bytes(cluster.bytes_gathered) << "; " << cluster.decisions
+      << format_bytes(cluster.bytes_rebalanced) << ", dropped "
+      << format_bytes(cluster.bytes_dropped) << ", spilled " << format_bytes(cluster.bytes_spilled)
+      << ", results gathered " << format_bytes(cluster.bytes_gathered) << "; " << cluster.decisions
       << " directory decisions; " << cluster.tasks_moved_after_failure
       << " tasks moved after a failure\n";
   for (const RankReport& rank : cluster.per_rank) {

@@ -13,8 +13,8 @@
 
 #include <cstdint>
 #include <string>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "tessera/core/spec.hpp"

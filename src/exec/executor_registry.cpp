@@ -32,8 +32,9 @@ void RegisterBuiltinExecutors(ExecutorRegistry& registry) {
   RegisterMpiExecutor(registry);
 #else
   registry.RegisterUnavailable(
-      "mpi", "was not built: MPI was not found when this Tessera was built (install "
-             "libopenmpi-dev and openmpi-bin, then rebuild)");
+      "mpi",
+      "was not built: MPI was not found when this Tessera was built (install "
+      "libopenmpi-dev and openmpi-bin, then rebuild)");
 #endif
 }
 

@@ -142,9 +142,9 @@ constexpr bool kWithMpi = true;
 #else
 constexpr bool kWithMpi = false;
 #endif
-const std::vector<std::string> kBuiltIn =
-    kWithMpi ? std::vector<std::string>{"mpi", "sync", "threads"}
-             : std::vector<std::string>{"sync", "threads"};
+const std::vector<std::string> kBuiltIn = kWithMpi
+                                              ? std::vector<std::string>{"mpi", "sync", "threads"}
+                                              : std::vector<std::string>{"sync", "threads"};
 const std::string kMpiUnavailable =
     " (\"mpi\" was not built: MPI was not found when this Tessera was built (install "
     "libopenmpi-dev and openmpi-bin, then rebuild))";
@@ -180,8 +180,7 @@ TEST(ExecutorRegistry, RefusesAnUnknownNameNamingTheKnownOnes) {
     // Making it starts MPI (src/exec/mpi's tests do, under mpirun).
   } else {
     EXPECT_EQ(Refusal(global, "gpu"),
-              "unknown executor \"gpu\"; valid executors: \"sync\", \"threads\"" +
-                  kMpiUnavailable);
+              "unknown executor \"gpu\"; valid executors: \"sync\", \"threads\"" + kMpiUnavailable);
     EXPECT_EQ(Refusal(global, "mpi"),
               "executor \"mpi\" was not built: MPI was not found when this Tessera was built "
               "(install libopenmpi-dev and openmpi-bin, then rebuild); use \"sync\" (one task "
@@ -200,7 +199,8 @@ TEST(ExecutorRegistry, RefusesAnUnknownNameNamingTheKnownOnes) {
             kWithMpi ? "unknown executor \"dask\"; valid executors: \"mpi\", \"reverse\", "
                        "\"sync\", \"threads\""
                      : "unknown executor \"dask\"; valid executors: \"reverse\", \"sync\", "
-                       "\"threads\"" + kMpiUnavailable);
+                       "\"threads\"" +
+                           kMpiUnavailable);
   EXPECT_EQ(Refusal(registry, "reverse"), "made reverse");
   EXPECT_TRUE(registry.Unregister("reverse"));
   EXPECT_FALSE(registry.Unregister("reverse"));

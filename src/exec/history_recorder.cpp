@@ -74,6 +74,24 @@ void HistoryRecorder::RecordOp(int op_index, const OpReport& op,
 void HistoryRecorder::Finish(const std::string& status, const ExecutionReport& report) {
   if (run_id_ == 0) return;
   database_->FinishRun(run_id_, status, report.seconds, report.peak_rss_bytes);
+  const ClusterReport& from = report.cluster;
+  if (from.ranks == 0) return;
+  ClusterHistory cluster{from.ranks,
+                         from.bytes_fetched,
+                         from.bytes_replicated,
+                         from.bytes_rebalanced,
+                         from.bytes_dropped,
+                         from.bytes_spilled,
+                         from.bytes_gathered,
+                         from.decisions,
+                         from.tasks_moved_after_failure,
+                         {}};
+  for (const RankReport& rank : from.per_rank) {
+    cluster.per_rank.push_back(RankHistory{rank.rank, rank.tasks, rank.capacity,
+                                           rank.measured_mem_max, rank.peak_rss_bytes,
+                                           rank.held_bytes_max});
+  }
+  database_->RecordCluster(run_id_, cluster);
 }
 
 }  // namespace tessera::exec

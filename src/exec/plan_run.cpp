@@ -211,7 +211,7 @@ struct PlanRun::State {
   const std::vector<std::shared_ptr<ExecutableOp>>& ops;
   const Spec& spec;
   const ExecuteOptions& options;
-  const bool leads;  // PlanRun's `leads`: false on a follower rank
+  const bool leads;                            // PlanRun's `leads`: false on a follower rank
   const std::vector<std::vector<int>> inputs;  // per op, DistinctInputs; checked first
   const Clock::time_point start;
   ExecutionReport report;
@@ -327,9 +327,9 @@ void PlanRun::CommitOp(int index) {
   --state.in_flight;
   state.history.RecordOp(index, run.report, tasks);
   if (std::optional<std::string> warning =
-          state.leads ? FootprintWarning(op, run.report, tasks, state.spec,
-                                         state.history.run_id() != 0)
-                      : std::nullopt) {
+          state.leads
+              ? FootprintWarning(op, run.report, tasks, state.spec, state.history.run_id() != 0)
+              : std::nullopt) {
     Warn(*warning);
     state.report.warnings.push_back(std::move(*warning));
   }

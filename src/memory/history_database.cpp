@@ -296,6 +296,32 @@ class SqliteHistoryDatabase final : public HistoryDatabase {
     });
   }
 
+  void RecordCluster(std::int64_t run_id, const ClusterHistory& cluster) override {
+    if (run_id == 0) return;
+    Guarded("record an MPI run's ranks", 0, [&](SqliteConnection& db) {
+      SqliteTransaction transaction(db);
+      SqliteStatement insert = db.Prepare(
+          "INSERT OR REPLACE INTO clusters (run_id, ranks, bytes_fetched, bytes_replicated,"
+          " bytes_rebalanced, bytes_dropped, bytes_spilled, bytes_gathered, decisions,"
+          " tasks_moved) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      insert.BindAll(run_id, cluster.ranks, cluster.bytes_fetched, cluster.bytes_replicated,
+                     cluster.bytes_rebalanced, cluster.bytes_dropped, cluster.bytes_spilled,
+                     cluster.bytes_gathered, cluster.decisions, cluster.tasks_moved);
+      insert.Step();
+      SqliteStatement rank = db.Prepare(
+          "INSERT OR REPLACE INTO cluster_ranks (run_id, rank, tasks, capacity,"
+          " measured_mem_max, peak_rss_bytes, held_bytes_max) VALUES (?, ?, ?, ?, ?, ?, ?)");
+      for (const RankHistory& each : cluster.per_rank) {
+        rank.BindAll(run_id, each.rank, each.tasks, each.capacity, each.measured_mem_max,
+                     each.peak_rss_bytes, each.held_bytes_max);
+        rank.Step();
+        rank.Reset();
+      }
+      transaction.Commit();
+      return 0;
+    });
+  }
+
   std::optional<LearnedFootprint> Learned(const std::string& fingerprint) const override {
     return Guarded("read what earlier runs measured", std::optional<LearnedFootprint>(),
                    [&](SqliteConnection& db) -> std::optional<LearnedFootprint> {
@@ -357,11 +383,41 @@ class SqliteHistoryDatabase final : public HistoryDatabase {
                      if (!select.Step()) return std::nullopt;
                      RunHistory run = ReadRun(select);
                      LoadOpsOf(db, run, /*with_tasks=*/true);
+                     LoadClusterOf(db, run);
                      return run;
                    });
   }
 
  private:
+  // The run's MPI figures, when it was an MPI run.
+  static void LoadClusterOf(SqliteConnection& db, RunHistory& run) {
+    SqliteStatement select = db.Prepare(
+        "SELECT ranks, bytes_fetched, bytes_replicated, bytes_rebalanced, bytes_dropped,"
+        " bytes_spilled, bytes_gathered, decisions, tasks_moved FROM clusters WHERE run_id = ?");
+    select.BindAll(run.id);
+    if (!select.Step()) return;
+    ClusterHistory cluster;
+    cluster.ranks = static_cast<int>(select.Int(0));
+    cluster.bytes_fetched = select.Int(1);
+    cluster.bytes_replicated = select.Int(2);
+    cluster.bytes_rebalanced = select.Int(3);
+    cluster.bytes_dropped = select.Int(4);
+    cluster.bytes_spilled = select.Int(5);
+    cluster.bytes_gathered = select.Int(6);
+    cluster.decisions = select.Int(7);
+    cluster.tasks_moved = select.Int(8);
+    SqliteStatement ranks = db.Prepare(
+        "SELECT rank, tasks, capacity, measured_mem_max, peak_rss_bytes, held_bytes_max"
+        " FROM cluster_ranks WHERE run_id = ? ORDER BY rank");
+    ranks.BindAll(run.id);
+    while (ranks.Step()) {
+      cluster.per_rank.push_back(RankHistory{static_cast<int>(ranks.Int(0)), ranks.Int(1),
+                                             ranks.Int(2), ranks.Int(3), ranks.Int(4),
+                                             ranks.Int(5)});
+    }
+    run.cluster = std::move(cluster);
+  }
+
   // REQUIRES: mutex_ held. Opens the file and brings its schema up to date; leaves
   // connection_ null for a newer schema (after warning). Throws SqliteError.
   void OpenConnection() {

@@ -225,6 +225,42 @@ TEST(HistoryDatabase, RoundTripsRunsOpsAndTasks) {
   EXPECT_TRUE(warnings.seen().empty());
 }
 
+TEST(HistoryDatabase, KeepsAnMpiRunsMemoryManagerAndRanks) {
+  TempDir dir("history");
+  auto history = HistoryDatabase::Open(dir.path() / "history.sqlite");
+  ASSERT_TRUE(history->ok());
+  RunHistory plain = SampleRun("compute");
+  const std::int64_t plain_id = history->BeginRun(plain);
+  RunHistory run = SampleRun("compute");
+  run.executor = "mpi";
+  const std::int64_t id = history->BeginRun(run);
+  ClusterHistory cluster{2, 100, 200, 300, 400, 500, 600, 7, 1, {}};
+  cluster.per_rank = {RankHistory{0, 5, 1000, 90, 5000, 250},
+                      RankHistory{1, 3, 1000, 80, 4000, 150}};
+  history->RecordCluster(id, cluster);
+  history->RecordCluster(0, cluster);  // nothing: no run
+  const std::optional<RunHistory> loaded = history->LoadRun(id);
+  ASSERT_TRUE(loaded && loaded->cluster);
+  const ClusterHistory& got = *loaded->cluster;
+  EXPECT_EQ(got.ranks, 2);
+  EXPECT_EQ(got.bytes_fetched, 100);
+  EXPECT_EQ(got.bytes_replicated, 200);
+  EXPECT_EQ(got.bytes_rebalanced, 300);
+  EXPECT_EQ(got.bytes_dropped, 400);
+  EXPECT_EQ(got.bytes_spilled, 500);
+  EXPECT_EQ(got.bytes_gathered, 600);
+  EXPECT_EQ(got.decisions, 7);
+  EXPECT_EQ(got.tasks_moved, 1);
+  ASSERT_EQ(got.per_rank.size(), 2u);
+  EXPECT_EQ(got.per_rank[1].rank, 1);
+  EXPECT_EQ(got.per_rank[1].tasks, 3);
+  EXPECT_EQ(got.per_rank[1].capacity, 1000);
+  EXPECT_EQ(got.per_rank[1].measured_mem_max, 80);
+  EXPECT_EQ(got.per_rank[1].peak_rss_bytes, 4000);
+  EXPECT_EQ(got.per_rank[1].held_bytes_max, 150);
+  EXPECT_FALSE(history->LoadRun(plain_id)->cluster.has_value());
+}
+
 TEST(HistoryDatabase, RecordingAnOpAgainReplacesItAndItsTasks) {
   TempDir dir("history");
   auto history = HistoryDatabase::Open(dir.path() / "h.sqlite");
@@ -508,7 +544,7 @@ TEST(HistoryDatabase, MigratesAVersion1DatabaseKeepingItsRows) {
   auto history = HistoryDatabase::Open(path);
   ASSERT_TRUE(history->ok());
   EXPECT_TRUE(warnings.seen().empty());
-  EXPECT_EQ(SqliteConnection(path, milliseconds(0)).PragmaInt("user_version"), 2);
+  EXPECT_EQ(SqliteConnection(path, milliseconds(0)).PragmaInt("user_version"), 3);
 
   const std::optional<RunHistory> old_run = history->LoadRun(7);
   ASSERT_TRUE(old_run.has_value());

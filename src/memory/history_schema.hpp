@@ -6,6 +6,7 @@
 //   1: runs and ops (ops indexed by fingerprint)
 //   2: tasks (one row per task), and the ops columns for unaccounted memory, the task
 //      footprint and whether the estimate came from history
+//   3: clusters and cluster_ranks: an MPI run's memory manager and its ranks
 #pragma once
 
 #include <array>
@@ -15,7 +16,7 @@
 
 namespace tessera {
 
-inline constexpr std::array<const char*, 2> kHistoryMigrations = {
+inline constexpr std::array<const char*, 3> kHistoryMigrations = {
     // 1
     "CREATE TABLE runs ("
     "  id INTEGER PRIMARY KEY AUTOINCREMENT,"  // never reused, even after deletes
@@ -47,6 +48,18 @@ inline constexpr std::array<const char*, 2> kHistoryMigrations = {
     "ALTER TABLE ops ADD COLUMN footprint_mem_max INTEGER NOT NULL DEFAULT 0;"
     // Version 1 knew no unaccounted memory: a task's footprint was what it measured.
     "UPDATE ops SET footprint_mem_max = measured_mem_max;",
+    // 3
+    "CREATE TABLE clusters ("
+    "  run_id INTEGER PRIMARY KEY, ranks INTEGER NOT NULL,"
+    "  bytes_fetched INTEGER NOT NULL, bytes_replicated INTEGER NOT NULL,"
+    "  bytes_rebalanced INTEGER NOT NULL, bytes_dropped INTEGER NOT NULL,"
+    "  bytes_spilled INTEGER NOT NULL, bytes_gathered INTEGER NOT NULL,"
+    "  decisions INTEGER NOT NULL, tasks_moved INTEGER NOT NULL);"
+    "CREATE TABLE cluster_ranks ("
+    "  run_id INTEGER NOT NULL, rank INTEGER NOT NULL, tasks INTEGER NOT NULL,"
+    "  capacity INTEGER NOT NULL, measured_mem_max INTEGER NOT NULL,"
+    "  peak_rss_bytes INTEGER NOT NULL, held_bytes_max INTEGER NOT NULL,"
+    "  PRIMARY KEY (run_id, rank));",
 };
 
 // The schema version this build writes.

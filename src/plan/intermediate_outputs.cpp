@@ -46,12 +46,18 @@ class MemoryTierOutput : public OpOutput, public SharedBlocks {
   }
 
   std::shared_ptr<const NDArray> Read(const Region& region) const override {
-    if (const std::optional<Shape> block = ExactBlock(grid_, region)) return Block(*block);
+    if (const std::optional<Shape> block = ExactBlock(grid_, region)) {
+      return Block(*block, grid_.BlockRegion(*block));
+    }
     auto out = std::make_shared<NDArray>(region.shape, dtype_);
     ForEachTouchedBlock(grid_, region, [&](const Shape& block) {
       const Region block_region = grid_.BlockRegion(block);
-      CopyBox(*Block(block), block_region.start, *out, region.start,
-              Intersect(block_region, region));
+      const Region part = Intersect(block_region, region);
+      const std::shared_ptr<const NDArray> values = Block(block, part);
+      // A block held here whole; a part fetched from another process, just that part.
+      const Shape& values_start =
+          values->shape() == block_region.shape ? block_region.start : part.start;
+      CopyBox(*values, values_start, *out, region.start, part);
     });
     return out;
   }
@@ -71,6 +77,18 @@ class MemoryTierOutput : public OpOutput, public SharedBlocks {
     std::lock_guard lock(mutex_);
     if (block < 0 || static_cast<std::size_t>(block) >= blocks_.size()) return nullptr;
     return blocks_[static_cast<std::size_t>(block)];
+  }
+  std::shared_ptr<const NDArray> HeldRegion(Index block, const Region& region) const override {
+    const std::shared_ptr<const NDArray> whole = Held(block);
+    if (whole == nullptr) return nullptr;
+    const Region block_region = BlockRegion(block);
+    if (region == block_region) return whole;
+    auto part = std::make_shared<NDArray>(region.shape, dtype_);
+    CopyBox(*whole, block_region.start, *part, region.start, region);
+    return part;
+  }
+  Region BlockRegion(Index block) const override {
+    return grid_.BlockRegion(grid_.BlockIndex(block));
   }
   void Put(Index block, std::shared_ptr<const NDArray> values) override {
     std::lock_guard lock(mutex_);
@@ -94,15 +112,12 @@ class MemoryTierOutput : public OpOutput, public SharedBlocks {
     return std::exchange(written_, {});
   }
   Index num_blocks() const override { return grid_.num_blocks(); }
-  Shape BlockShape(Index block) const override {
-    return grid_.BlockRegion(grid_.BlockIndex(block)).shape;
-  }
   DType dtype() const override { return dtype_; }
 
  private:
-  // The block held here, or fetched from the process holding it (not kept: the
-  // executor Puts the copies it keeps).
-  std::shared_ptr<const NDArray> Block(const Shape& block) const {
+  // The block held here whole, or `part` of it (the whole block or less) fetched from
+  // the process holding it (not kept: the executor Puts the whole blocks it keeps).
+  std::shared_ptr<const NDArray> Block(const Shape& block, const Region& part) const {
     const auto linear = grid_.LinearIndex(block);
     Fetch remote;
     {
@@ -113,7 +128,7 @@ class MemoryTierOutput : public OpOutput, public SharedBlocks {
       }
       remote = remote_;
     }
-    if (remote) return remote(linear);
+    if (remote) return remote(linear, part);
     throw Error("internal error: block " + ShapeToString(block) +
                 " of an in-memory intermediate was read before it was written");
   }

@@ -132,8 +132,9 @@ class ResultOutput : public OpOutput, public SharedBlocks {
   void Drop(Index) override {}
   void SetRemote(Fetch) override {}
   std::vector<Index> TakeWritten() override;
+  std::shared_ptr<const NDArray> HeldRegion(Index block, const Region& region) const override;
+  Region BlockRegion(Index block) const override;
   Index num_blocks() const override { return grid_.num_blocks(); }
-  Shape BlockShape(Index block) const override;
   DType dtype() const override { return dtype_; }
 
  private:

@@ -218,8 +218,8 @@ class ZarrTargetOutput : public ZarrOutput {
   }
   void FollowCommit() override {
     if (target_.store != nullptr) return;
-    array_ = std::make_shared<const ZarrArray>(
-        ZarrArray::Open(DirectoryStore::Open(target_.directory)));
+    array_ =
+        std::make_shared<const ZarrArray>(ZarrArray::Open(DirectoryStore::Open(target_.directory)));
   }
   void FollowRelease() override {}
 
@@ -402,15 +402,7 @@ std::vector<Index> ResultOutput::TakeWritten() {
 }
 
 std::shared_ptr<const NDArray> ResultOutput::Held(Index block) const {
-  {
-    const std::lock_guard lock(written_mutex_);
-    if (block < 0 || block >= grid_.num_blocks() ||
-        written_[static_cast<std::size_t>(block)] == 0) {
-      return nullptr;
-    }
-  }
-  ScopedMemoryAccount none(nullptr);
-  return CopyRegionOf(result_, grid_.BlockRegion(grid_.BlockIndex(block)));
+  return HeldRegion(block, BlockRegion(block));
 }
 
 void ResultOutput::Put(Index block, std::shared_ptr<const NDArray> values) {
@@ -423,8 +415,20 @@ void ResultOutput::Put(Index block, std::shared_ptr<const NDArray> values) {
   written_[static_cast<std::size_t>(block)] = 1;
 }
 
-Shape ResultOutput::BlockShape(Index block) const {
-  return grid_.BlockRegion(grid_.BlockIndex(block)).shape;
+std::shared_ptr<const NDArray> ResultOutput::HeldRegion(Index block, const Region& region) const {
+  {
+    const std::lock_guard lock(written_mutex_);
+    if (block < 0 || block >= grid_.num_blocks() ||
+        written_[static_cast<std::size_t>(block)] == 0) {
+      return nullptr;
+    }
+  }
+  ScopedMemoryAccount none(nullptr);  // a copy to send elsewhere, no task's
+  return CopyRegionOf(result_, region);
+}
+
+Region ResultOutput::BlockRegion(Index block) const {
+  return grid_.BlockRegion(grid_.BlockIndex(block));
 }
 
 void ResultOutput::Write(const Shape& block, NDArray data) {

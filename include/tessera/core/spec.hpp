@@ -35,7 +35,7 @@ struct Spec {
   // The executor's own settings, by name; the executor refuses names it does not know
   // (the "mpi" executor's: tessera/exec mpi_executor.hpp, docs/mpi.md).
   std::map<std::string, std::string> executor_options;
-  int max_workers = 0;               // 0 = hardware concurrency
+  int max_workers = 0;  // 0 = hardware concurrency
   // The history database (tessera/memory/history.hpp): "" = $TESSERA_HISTORY, else the
   // user's cache directory; "off" = keep no history; anything else is its path.
   std::string history;

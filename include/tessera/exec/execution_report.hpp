@@ -92,14 +92,14 @@ struct RankReport {
 struct ClusterReport {
   int ranks = 0;  // 0: not an MPI run
   std::vector<RankReport> per_rank;
-  std::int64_t bytes_fetched = 0;     // sent to the rank of a task that read them
-  std::int64_t bytes_replicated = 0;  // of those, kept there as a replica
-  std::int64_t bytes_rebalanced = 0;  // moved off a rank above the high watermark
-                                      // (copied, confirmed, then dropped)
-  std::int64_t bytes_dropped = 0;     // replicas freed (released, surplus or moved)
-  std::int64_t bytes_spilled = 0;     // written to the shared store for want of memory
-  std::int64_t bytes_gathered = 0;    // compute()'s result blocks sent to every rank
-  std::int64_t decisions = 0;         // the directory's copy, drop and spill decisions
+  std::int64_t bytes_fetched = 0;              // sent to the rank of a task that read them
+  std::int64_t bytes_replicated = 0;           // of those, kept there as a replica
+  std::int64_t bytes_rebalanced = 0;           // moved off a rank above the high watermark
+                                               // (copied, confirmed, then dropped)
+  std::int64_t bytes_dropped = 0;              // replicas freed (released, surplus or moved)
+  std::int64_t bytes_spilled = 0;              // written to the shared store for want of memory
+  std::int64_t bytes_gathered = 0;             // compute()'s result blocks sent to every rank
+  std::int64_t decisions = 0;                  // the directory's copy, drop and spill decisions
   std::int64_t tasks_moved_after_failure = 0;  // retried on another rank
   // Per op of the plan: the bytes of its blocks each rank held when it committed, as each
   // rank measured them (an in-memory intermediate, after rebalancing); empty for an op

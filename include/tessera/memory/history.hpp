@@ -70,6 +70,30 @@ struct TaskHistory {
   std::int64_t unaccounted_mem = 0;
 };
 
+// One rank of a recorded MPI run.
+struct RankHistory {
+  int rank = 0;
+  std::int64_t tasks = 0;
+  std::int64_t capacity = 0;  // the memory its tasks were admitted against
+  std::int64_t measured_mem_max = 0;
+  std::int64_t peak_rss_bytes = 0;
+  std::int64_t held_bytes_max = 0;  // most bytes of in-memory blocks it held
+};
+
+// What an MPI run's memory manager did (ExecutionReport::cluster), and its ranks.
+struct ClusterHistory {
+  int ranks = 0;
+  std::int64_t bytes_fetched = 0;
+  std::int64_t bytes_replicated = 0;
+  std::int64_t bytes_rebalanced = 0;
+  std::int64_t bytes_dropped = 0;
+  std::int64_t bytes_spilled = 0;
+  std::int64_t bytes_gathered = 0;
+  std::int64_t decisions = 0;
+  std::int64_t tasks_moved = 0;  // retried on another rank
+  std::vector<RankHistory> per_rank;
+};
+
 struct RunHistory {
   std::int64_t id = 0;     // given by BeginRun
   std::string started_at;  // UTC "2026-11-29T21:10:38Z"; BeginRun sets it when empty
@@ -82,8 +106,9 @@ struct RunHistory {
   std::string status;  // "running" (never finished: e.g. killed), "ok", "failed: <cause>"
   double seconds = 0;
   std::int64_t peak_rss_bytes = 0;
-  std::vector<OpHistory> ops;      // in plan order
-  std::vector<TaskHistory> tasks;  // filled by LoadRun only
+  std::vector<OpHistory> ops;             // in plan order
+  std::vector<TaskHistory> tasks;         // filled by LoadRun only
+  std::optional<ClusterHistory> cluster;  // an MPI run's; filled by LoadRun only
 };
 
 // What history measured for one op fingerprint.
@@ -102,7 +127,7 @@ struct LearnedFootprint {
 
 class HistoryDatabase {
  public:
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
   static constexpr int kLearnedRecords = 3;
   // Tasks (the report's timeline) are kept for this many most recent runs; older runs
   // keep their ops' figures, which is all the estimator reads.
@@ -137,12 +162,15 @@ class HistoryDatabase {
                         const std::vector<TaskHistory>& tasks) = 0;
   virtual void FinishRun(std::int64_t run_id, const std::string& status, double seconds,
                          std::int64_t peak_rss_bytes) = 0;
+  // Adds what an MPI run's memory manager did and its ranks (one transaction). Does
+  // nothing for run_id 0.
+  virtual void RecordCluster(std::int64_t run_id, const ClusterHistory& cluster) = 0;
 
   // nullopt when history has no record of `fingerprint`.
   virtual std::optional<LearnedFootprint> Learned(const std::string& fingerprint) const = 0;
   // The `limit` most recent runs, newest first, with their ops (not their tasks).
   virtual std::vector<RunHistory> RecentRuns(int limit) const = 0;
-  // Run `id` with its ops and tasks; id <= 0 means the most recent run.
+  // Run `id` with its ops, tasks and cluster; id <= 0 means the most recent run.
   virtual std::optional<RunHistory> LoadRun(std::int64_t id) const = 0;
 };
 

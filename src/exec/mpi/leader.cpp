@@ -27,7 +27,8 @@ DirectoryOptions WithCapacities(DirectoryOptions options, const std::vector<Rank
                                 const PlanRun& run) {
   std::int64_t largest = 0;
   for (const auto& op : run.ops()) {
-    largest = std::max(largest, TaskCost(op->info(), op->info().projected_mem, run.spec().reserved_mem));
+    largest =
+        std::max(largest, TaskCost(op->info(), op->info().projected_mem, run.spec().reserved_mem));
   }
   options.capacity.clear();
   for (const RankSetup& rank : ranks) {
@@ -90,7 +91,7 @@ bool Leader::IsMemoryOutput(int op) const {
 
 std::int64_t Leader::BlockBytes(int op, Index block) const {
   const planner::SharedBlocks* blocks = run_.ops()[static_cast<std::size_t>(op)]->shared_blocks();
-  return ShapeSize(blocks->BlockShape(block)) * blocks->dtype().itemsize();
+  return ShapeSize(blocks->BlockRegion(block).shape) * blocks->dtype().itemsize();
 }
 
 void Leader::Dispatch() {
@@ -107,8 +108,9 @@ void Leader::Dispatch() {
       if (progress.state != State::kRunning) continue;
       const bool head = !head_seen;
       head_seen = true;
-      while (!failed_ && (progress.retries.size() > 0 ||
-                          progress.next_task < run_.ops()[static_cast<std::size_t>(op)]->info().num_tasks)) {
+      while (!failed_ &&
+             (progress.retries.size() > 0 ||
+              progress.next_task < run_.ops()[static_cast<std::size_t>(op)]->info().num_tasks)) {
         const std::int64_t task =
             progress.retries.empty() ? progress.next_task : progress.retries.front().task;
         if (!head && blocked_op_ >= 0 && bypasses_ >= total_threads_) break;
@@ -176,8 +178,8 @@ bool Leader::StartNext(int op) {
   } else {
     retry = progress.retries.front();
   }
-  const std::int64_t cost = TaskCost(executable.info(), executable.projected_mem(retry.task),
-                                     run_.spec().reserved_mem);
+  const std::int64_t cost =
+      TaskCost(executable.info(), executable.projected_mem(retry.task), run_.spec().reserved_mem);
   const int rank = ChooseRank(op, retry.task, cost, retry.failed_on);
   if (rank < 0) return false;
   if (progress.retries.empty()) {
@@ -241,7 +243,8 @@ void Leader::HandleReport(const Message& message) {
         break;
       case Report::kWant: {
         const int op = reader.Get<std::int32_t>();
-        Want(rank, op, reader.Get<Index>());
+        const auto block = reader.Get<Index>();
+        Want(rank, op, block, GetRegion(reader));
         break;
       }
       case Report::kArrived: {
@@ -252,7 +255,8 @@ void Leader::HandleReport(const Message& message) {
       case Report::kMissing: {
         const int op = reader.Get<std::int32_t>();
         const auto block = reader.Get<Index>();
-        Missing(rank, op, block, reader.Get<std::int32_t>());
+        const int to = reader.Get<std::int32_t>();
+        Missing(rank, op, block, to, GetRegion(reader));
         break;
       }
       case Report::kSpilled: {
@@ -302,7 +306,8 @@ void Leader::TaskDone(int rank, Reader& reader) {
   const TaskRecord record =
       GetRecord(reader, run_.ops()[static_cast<std::size_t>(op)]->info().name);
   const auto running = running_.find({op, record.task});
-  if (running == running_.end()) throw Error("internal error: an MPI rank finished a task not sent");
+  if (running == running_.end())
+    throw Error("internal error: an MPI rank finished a task not sent");
   TaskRecord recorded = record;
   recorded.attempts = static_cast<int>(running->second.failed_on.size()) + record.attempts;
   admission_[static_cast<std::size_t>(rank)].Release(running->second.cost);
@@ -368,37 +373,55 @@ void Leader::TaskFailed(int rank, Reader& reader) {
                               ranks + ": "));
 }
 
-void Leader::SendBlock(int holder, int op, Index block, int to, Purpose purpose) {
+void Leader::SendBlock(int holder, int op, Index block, int to, Purpose purpose,
+                       const Region& region) {
   Writer order;
   order.Put(Order::kSend).Put<std::int32_t>(op).Put(block).Put<std::int32_t>(to).Put(purpose);
+  PutRegion(order, region);
   SendOrder(holder, order.Take());
 }
 
-void Leader::Want(int rank, int op, Index block) {
+void Leader::SendBlock(int holder, int op, Index block, int to, Purpose purpose) {
+  SendBlock(holder, op, block, to, purpose,
+            run_.ops()[static_cast<std::size_t>(op)]->shared_blocks()->BlockRegion(block));
+}
+
+void Leader::SendForRead(int rank, int op, Index block, const Region& region, int not_from) {
   const ChunkKey key{op, block};
-  if (!directory_.knows(key)) {
-    throw Error("internal error: a task on rank " + std::to_string(rank) + " read block " +
-                std::to_string(block) + " of op \"" +
-                run_.ops()[static_cast<std::size_t>(op)]->info().name +
-                "\", which no rank holds");
-  }
-  const ChunkDirectory::ReadPlan plan = directory_.PlanRead(key, rank);
+  const planner::SharedBlocks& blocks = *run_.ops()[static_cast<std::size_t>(op)]->shared_blocks();
+  ChunkDirectory::ReadPlan plan = directory_.PlanRead(key, rank);
   if (plan.spilled) {
     Writer order;
-    order.Put(Order::kReadSpilled).Put<std::int32_t>(op).Put(block).PutString(
-        SpillPath(op, block).string());
+    order.Put(Order::kReadSpilled)
+        .Put<std::int32_t>(op)
+        .Put(block)
+        .PutString(SpillPath(op, block).string());
     SendOrder(rank, order.Take());
     return;
   }
-  if (plan.from < 0 || plan.from == rank) {
+  if (plan.from < 0 || plan.from == rank || plan.from == not_from) {
     throw Error("internal error: the chunk directory has no other rank holding block " +
                 std::to_string(block) + " of op \"" +
                 run_.ops()[static_cast<std::size_t>(op)]->info().name + "\"");
   }
-  cluster_.bytes_fetched += BlockBytes(op, block);
+  if (plan.keep_replica && region != blocks.BlockRegion(block)) {
+    directory_.ReplicaAbandoned(key, rank);  // a part of a block is no replica
+    plan.keep_replica = false;
+  }
+  cluster_.bytes_fetched += ShapeSize(region.shape) * blocks.dtype().itemsize();
   if (plan.keep_replica) pending_[{op, block, rank}] = Pending::kReplica;
-  SendBlock(plan.from, op, block, rank, plan.keep_replica ? Purpose::kKeep : Purpose::kForTask);
+  SendBlock(plan.from, op, block, rank, plan.keep_replica ? Purpose::kKeep : Purpose::kForTask,
+            region);
   ApplyDecisions();
+}
+
+void Leader::Want(int rank, int op, Index block, const Region& region) {
+  if (!directory_.knows(ChunkKey{op, block})) {
+    throw Error("internal error: a task on rank " + std::to_string(rank) + " read block " +
+                std::to_string(block) + " of op \"" +
+                run_.ops()[static_cast<std::size_t>(op)]->info().name + "\", which no rank holds");
+  }
+  SendForRead(rank, op, block, region, -1);
 }
 
 void Leader::Arrived(int rank, int op, Index block) {
@@ -423,7 +446,7 @@ void Leader::Arrived(int rank, int op, Index block) {
   if (progress.state == State::kCommitting && --progress.arrivals_left == 0) Commit(op);
 }
 
-void Leader::Missing(int holder, int op, Index block, int to) {
+void Leader::Missing(int holder, int op, Index block, int to, const Region& region) {
   const auto pending = pending_.find({op, block, to});
   const ChunkKey key{op, block};
   if (pending != pending_.end() && pending->second == Pending::kCopy) {
@@ -439,14 +462,7 @@ void Leader::Missing(int holder, int op, Index block, int to) {
     pending_.erase(pending);
   }
   // The holder dropped it meanwhile (an order already on its way): read it elsewhere.
-  const ChunkDirectory::ReadPlan plan = directory_.PlanRead(key, to);
-  if (plan.from < 0 || plan.from == holder || plan.from == to) {
-    throw Error("internal error: block " + std::to_string(block) + " of op \"" +
-                run_.ops()[static_cast<std::size_t>(op)]->info().name +
-                "\" is on no rank that can send it");
-  }
-  if (plan.keep_replica) pending_[{op, block, to}] = Pending::kReplica;
-  SendBlock(plan.from, op, block, to, plan.keep_replica ? Purpose::kKeep : Purpose::kForTask);
+  SendForRead(to, op, block, region, holder);
 }
 
 void Leader::BeginCommit(int op) {
@@ -550,8 +566,10 @@ void Leader::ApplyDecisions() {
       }
       case DirectoryDecision::Kind::kSpill: {
         Writer order;
-        order.Put(Order::kSpill).Put<std::int32_t>(op).Put(block).PutString(
-            SpillPath(op, block).string());
+        order.Put(Order::kSpill)
+            .Put<std::int32_t>(op)
+            .Put(block)
+            .PutString(SpillPath(op, block).string());
         SendOrder(decision.from, order.Take());
         break;
       }
@@ -579,8 +597,8 @@ std::filesystem::path Leader::SpillPath(int op, Index block) {
                                            ? std::filesystem::temp_directory_path()
                                            : std::filesystem::path(spec.work_dir);
     static std::atomic<int> runs{0};
-    spill_directory_ = base / ("tessera-spill-" + std::to_string(getpid()) + "-" +
-                               std::to_string(++runs));
+    spill_directory_ =
+        base / ("tessera-spill-" + std::to_string(getpid()) + "-" + std::to_string(++runs));
     std::error_code error;
     if (!std::filesystem::create_directory(spill_directory_, error) || error) {
       throw StorageError("MPI executor: cannot create the folder for spilled blocks \"" +

@@ -87,7 +87,7 @@ class Leader {
     std::vector<int> readers;
     std::int64_t next_task = 0;
     std::int64_t finished = 0;
-    int acks_left = 0;            // followers yet to prepare it
+    int acks_left = 0;               // followers yet to prepare it
     std::int64_t arrivals_left = 0;  // gathered result blocks and copies not yet confirmed
     std::deque<Retry> retries;
     std::vector<int> holder;  // compute()'s result: the rank that wrote each block
@@ -107,15 +107,20 @@ class Leader {
   void Prepared(int op);
   void TaskDone(int rank, Reader& reader);
   void TaskFailed(int rank, Reader& reader);
-  void Want(int rank, int op, Index block);
+  void Want(int rank, int op, Index block, const Region& region);
+  // Orders the rank the directory picks to send `region` of the block to `rank` (not
+  // `not_from`, which lacked it), or `rank` to read a spilled block's file.
+  void SendForRead(int rank, int op, Index block, const Region& region, int not_from);
   void Arrived(int rank, int op, Index block);
-  void Missing(int holder, int op, Index block, int to);
+  void Missing(int holder, int op, Index block, int to, const Region& region);
   void BeginCommit(int op);
   void MaybeCommit(int op);
   void Commit(int op);
   void Finish();
   void ApplyDecisions();
   void SendOrder(int rank, std::vector<std::byte> bytes);
+  // Orders `holder` to send `region` of the block (the whole block by default) to `to`.
+  void SendBlock(int holder, int op, Index block, int to, Purpose purpose, const Region& region);
   void SendBlock(int holder, int op, Index block, int to, Purpose purpose);
   std::int64_t BlockBytes(int op, Index block) const;
   void Fail(std::exception_ptr error);

@@ -66,6 +66,22 @@ WireError GetError(Reader& reader) {
   return error;
 }
 
+void PutRegion(Writer& writer, const Region& region) {
+  writer.Put<std::uint32_t>(static_cast<std::uint32_t>(region.start.size()));
+  for (const Index start : region.start) writer.Put(start);
+  for (const Index extent : region.shape) writer.Put(extent);
+}
+
+Region GetRegion(Reader& reader) {
+  const auto rank = reader.Get<std::uint32_t>();
+  Region region;
+  region.start.resize(rank);
+  region.shape.resize(rank);
+  for (Index& start : region.start) start = reader.Get<Index>();
+  for (Index& extent : region.shape) extent = reader.Get<Index>();
+  return region;
+}
+
 void PutRecord(Writer& writer, const TaskRecord& record) {
   writer.Put<std::int32_t>(record.op)
       .Put(record.task)

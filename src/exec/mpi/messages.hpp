@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/core/chunk_grid.hpp"
 #include "tessera/exec/execution_report.hpp"
 #include "wire.hpp"
 
@@ -20,15 +21,15 @@ namespace tessera::exec::mpi {
 
 // Leader to rank.
 enum class Order : std::uint8_t {
-  kPrepare,  // op: follow its Prepare
-  kRun,      // op, task: run it
-  kCommit,   // op: follow its Commit (and release what the leader released)
-  kSend,     // op, block, to, purpose: send the block's values to rank `to`
-  kDrop,     // op, block: forget this rank's copy
-  kSpill,    // op, block, path: write the block to the shared file, forget it, report
-  kReadSpilled,  // op, block, path: a task here waits for the block; read it from the file
-  kFinish,   // the run is over: report (kFinished) and return
-  kAbort,    // error: the run failed; stop and throw it
+  kPrepare,      // op: follow its Prepare
+  kRun,          // op, task: run it
+  kCommit,       // op: follow its Commit (and release what the leader released)
+  kSend,         // op, block, to, purpose: send the block's values to rank `to`
+  kDrop,         // op, block: forget this rank's copy
+  kSpill,        // op, block, path: write the block to the shared file, forget it, report
+  kReadSpilled,  // op, block, path: tasks here wait for (parts of) the block; read it
+  kFinish,       // the run is over: report (kFinished) and return
+  kAbort,        // error: the run failed; stop and throw it
 };
 
 // Rank to leader.
@@ -36,9 +37,9 @@ enum class Report : std::uint8_t {
   kPrepared,    // op
   kDone,        // op, task, record, blocks written: (block, bytes)...
   kFailed,      // op, task, retryable (the cause may pass), error
-  kWant,        // op, block: a task here reads a block held elsewhere
+  kWant,        // op, block, region: a task here reads that region of a block held elsewhere
   kArrived,     // op, block: a copy sent to keep arrived and was kept
-  kMissing,     // op, block, to: asked to send a block this rank does not hold
+  kMissing,     // op, block, to, region: asked to send a block this rank does not hold
   kHolding,     // op, bytes: what this rank held of the op's blocks when it committed
   kSpilled,     // op, block: written to its shared file and dropped here
   kStepFailed,  // error: a prepare or commit failed here
@@ -58,6 +59,10 @@ WireError ToWire(const std::exception_ptr& error);
 [[noreturn]] void Rethrow(const WireError& error, const std::string& prefix = "");
 void PutError(Writer& writer, const WireError& error);
 WireError GetError(Reader& reader);
+
+// A region (global coordinates): its rank, start and shape.
+void PutRegion(Writer& writer, const Region& region);
+Region GetRegion(Reader& reader);
 
 void PutRecord(Writer& writer, const TaskRecord& record);
 TaskRecord GetRecord(Reader& reader, const std::string& op_name);

@@ -72,7 +72,8 @@ LeaderOptions ParseOptions(const Spec& spec) {
           !(fraction > 0 && fraction <= 1)) {
         throw InvalidArgument(
             "executor \"mpi\": executor option high_watermark must be a fraction in (0, 1], "
-            "got \"" + value + "\"");
+            "got \"" +
+            value + "\"");
       }
       directory.high_watermark = fraction;
     } else {
@@ -186,9 +187,8 @@ AdmissionFigures MpiExecutor::Run(PlanRun& run) {
 namespace tessera::exec {
 
 void RegisterMpiExecutor(ExecutorRegistry& registry) {
-  registry.Register("mpi", "tasks on the ranks of an MPI job", [](const Spec& spec) {
-    return std::make_unique<mpi::MpiExecutor>(spec);
-  });
+  registry.Register("mpi", "tasks on the ranks of an MPI job",
+                    [](const Spec& spec) { return std::make_unique<mpi::MpiExecutor>(spec); });
 }
 
 }  // namespace tessera::exec

@@ -4,9 +4,8 @@
 // block read everywhere is replicated within bounds, a failing task moves to another
 // rank, and an interrupted to_zarr resumes without redoing finished chunks. Every rank
 // runs every test in the same order (the tests are collective).
-#include <mpi.h>
-
 #include <gtest/gtest.h>
+#include <mpi.h>
 
 #include <algorithm>
 #include <atomic>
@@ -174,7 +173,8 @@ TEST(MpiExecutor, ToZarrWritesOnceForAllRanksAndZarrReadsIt) {
   ExpectWithinBudgets(report, x.spec());
   MPI_Barrier(MPI_COMM_WORLD);
   const NDArray written = from_zarr(path, ThreadsSpec()).compute();
-  const NDArray expected = (random::random({256, 300}, {64, 50}, ThreadsSpec(), 11) * 2.0).compute();
+  const NDArray expected =
+      (random::random({256, 300}, {64, 50}, ThreadsSpec(), 11) * 2.0).compute();
   EXPECT_TRUE(written == expected) << "rank " << Rank();
 }
 
@@ -236,7 +236,9 @@ TEST(MpiExecutor, AChunkProducedOnOneRankEndsBalanced) {
 }
 
 TEST(MpiExecutor, ABlockReadOnEveryRankIsReplicatedWithinBounds) {
+  SharedDir dir;
   Spec spec = MpiSpec("4MB");
+  spec.history = (dir.path() / "history.sqlite").string();  // the leader records the run
   spec.executor_options = {{"min_replicas", "2"}, {"max_replicas", "3"}};
   // mean(x, 0) is one small block every task of the subtraction reads.
   const auto make = [](const Spec& chosen) {
@@ -262,6 +264,14 @@ TEST(MpiExecutor, ABlockReadOnEveryRankIsReplicatedWithinBounds) {
   EXPECT_TRUE(seen);
   EXPECT_GE(report.cluster.bytes_dropped, report.cluster.bytes_replicated)
       << "every replica is dropped once its op's readers are done";
+  // The memory manager's figures are in history too.
+  const std::optional<RunHistory> recorded =
+      OpenRecordedHistory(spec.history)->LoadRun(report.history_run);
+  ASSERT_TRUE(recorded && recorded->cluster);
+  EXPECT_EQ(recorded->executor, "mpi");
+  EXPECT_EQ(recorded->cluster->ranks, Ranks());
+  EXPECT_EQ(recorded->cluster->bytes_replicated, report.cluster.bytes_replicated);
+  EXPECT_EQ(recorded->cluster->per_rank.size(), static_cast<std::size_t>(Ranks()));
 }
 
 TEST(MpiExecutor, BlocksBeyondTheRanksMemorySpillToTheSharedDiskAndReadBack) {
@@ -288,8 +298,8 @@ TEST(MpiExecutor, BlocksBeyondTheRanksMemorySpillToTheSharedDiskAndReadBack) {
   if (Rank() != 0) return;
   EXPECT_GT(report.cluster.bytes_spilled, 0)
       << "replicated " << report.cluster.bytes_replicated << ", dropped "
-      << report.cluster.bytes_dropped << ", decisions " << report.cluster.decisions
-      << ", capacity " << report.cluster.per_rank[0].capacity << ", held max "
+      << report.cluster.bytes_dropped << ", decisions " << report.cluster.decisions << ", capacity "
+      << report.cluster.per_rank[0].capacity << ", held max "
       << report.cluster.per_rank[0].held_bytes_max;
   for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
     EXPECT_EQ(entry.path().filename().string().rfind("tessera-", 0), std::string::npos)

@@ -32,7 +32,8 @@ void Check(int code, const char* what) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(code, text, &length);
-  throw Error(std::string("MPI executor: ") + what + " failed: " + std::string(text, static_cast<std::size_t>(length)));
+  throw Error(std::string("MPI executor: ") + what +
+              " failed: " + std::string(text, static_cast<std::size_t>(length)));
 }
 
 void FinalizeAtExit() {
@@ -96,8 +97,7 @@ ClusterFacts JoinMpiCluster() {
     facts.rank_mem.push_back(bytes);
     facts.total_mem += bytes;
   }
-  long long leader[2] = {static_cast<long long>(getpid()),
-                         ProcessStartTicks(getpid()).value_or(0)};
+  long long leader[2] = {static_cast<long long>(getpid()), ProcessStartTicks(getpid()).value_or(0)};
   Check(MPI_Bcast(leader, 2, MPI_LONG_LONG, 0, world.comm()), "MPI_Bcast");
   facts.leader_pid = leader[0];
   facts.leader_start = leader[1];
@@ -159,8 +159,8 @@ std::optional<Message> Channel::Poll() {
   message.source = status.MPI_SOURCE;
   message.tag = status.MPI_TAG;
   message.bytes.resize(static_cast<std::size_t>(size));
-  Check(MPI_Recv(message.bytes.data(), size, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG,
-                 comm_, MPI_STATUS_IGNORE),
+  Check(MPI_Recv(message.bytes.data(), size, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, comm_,
+                 MPI_STATUS_IGNORE),
         "MPI_Recv");
   return message;
 }

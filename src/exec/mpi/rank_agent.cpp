@@ -99,7 +99,7 @@ void RankAgent::RunOne(int op, std::int64_t task) {
     if (blocks != nullptr) written = blocks->TakeWritten();
     report.Put<std::uint64_t>(written.size());
     for (const Index block : written) {
-      report.Put(block).Put<std::int64_t>(ShapeSize(blocks->BlockShape(block)) *
+      report.Put(block).Put<std::int64_t>(ShapeSize(blocks->BlockRegion(block).shape) *
                                           blocks->dtype().itemsize());
     }
     {
@@ -112,8 +112,10 @@ void RankAgent::RunOne(int op, std::int64_t task) {
     // Whether it may pass is the cause's (RunPlanTask wraps it, with the op and task).
     const std::exception_ptr error = std::current_exception();
     Writer report;
-    report.Put(Report::kFailed).Put<std::int32_t>(op).Put(task).Put<std::uint8_t>(
-        IsRetryable(CauseOf(error)) ? 1 : 0);
+    report.Put(Report::kFailed)
+        .Put<std::int32_t>(op)
+        .Put(task)
+        .Put<std::uint8_t>(IsRetryable(CauseOf(error)) ? 1 : 0);
     WireError wire = ToWire(error);  // its type; the leader names the op and the attempts
     wire.message = DescribeException(CauseOf(error));
     PutError(report, wire);
@@ -121,13 +123,19 @@ void RankAgent::RunOne(int op, std::int64_t task) {
   }
 }
 
-std::shared_ptr<const NDArray> RankAgent::Fetch(int op, Index block) {
+RankAgent::WaitKey RankAgent::KeyOf(int op, Index block, const Region& region) {
+  std::vector<Index> where = region.start;
+  where.insert(where.end(), region.shape.begin(), region.shape.end());
+  return {op, block, std::move(where)};
+}
+
+std::shared_ptr<const NDArray> RankAgent::Fetch(int op, Index block, const Region& region) {
   std::shared_future<std::shared_ptr<const NDArray>> future;
   bool ask = false;
   {
     const std::lock_guard lock(mutex_);
     if (stopping_) throw Error("the MPI run stopped while a task read a block of another rank");
-    auto [entry, inserted] = waiting_.try_emplace({op, block});
+    auto [entry, inserted] = waiting_.try_emplace(KeyOf(op, block, region));
     if (inserted) {
       entry->second.future = entry->second.promise.get_future().share();
       ask = true;
@@ -137,6 +145,7 @@ std::shared_ptr<const NDArray> RankAgent::Fetch(int op, Index block) {
   if (ask) {
     Writer want;
     want.Put(Report::kWant).Put<std::int32_t>(op).Put(block);
+    PutRegion(want, region);
     Report(want.Take());
   }
   return future.get();
@@ -144,24 +153,37 @@ std::shared_ptr<const NDArray> RankAgent::Fetch(int op, Index block) {
 
 void RankAgent::Fail(int op, Index block, const std::exception_ptr& error) {
   const std::lock_guard lock(mutex_);
-  const auto entry = waiting_.find({op, block});
-  if (entry == waiting_.end()) return;
-  entry->second.promise.set_exception(error);
-  waiting_.erase(entry);
+  auto entry = waiting_.lower_bound(WaitKey{op, block, {}});
+  while (entry != waiting_.end() && std::get<0>(entry->first) == op &&
+         std::get<1>(entry->first) == block) {
+    entry->second.promise.set_exception(error);
+    entry = waiting_.erase(entry);
+  }
 }
 
-void RankAgent::Deliver(int op, Index block, const std::shared_ptr<const NDArray>& values) {
+void RankAgent::Deliver(const WaitKey& key, const std::shared_ptr<const NDArray>& values) {
   const std::lock_guard lock(mutex_);
-  const auto entry = waiting_.find({op, block});
+  const auto entry = waiting_.find(key);
   if (entry == waiting_.end()) return;
   entry->second.promise.set_value(values);
   waiting_.erase(entry);
 }
 
+void RankAgent::DeliverWhole(int op, Index block, const std::shared_ptr<const NDArray>& values) {
+  const std::lock_guard lock(mutex_);
+  auto entry = waiting_.lower_bound(WaitKey{op, block, {}});
+  while (entry != waiting_.end() && std::get<0>(entry->first) == op &&
+         std::get<1>(entry->first) == block) {
+    entry->second.promise.set_value(values);  // the reader takes its part of the whole
+    entry = waiting_.erase(entry);
+  }
+}
+
 void RankAgent::OpPrepared(int op) {
   SharedBlocks* blocks = run_.ops()[static_cast<std::size_t>(op)]->shared_blocks();
   if (blocks == nullptr) return;
-  blocks->SetRemote([this, op](Index block) { return Fetch(op, block); });
+  blocks->SetRemote(
+      [this, op](Index block, const Region& region) { return Fetch(op, block, region); });
 }
 
 std::int64_t RankAgent::HeldBytes(int op) {
@@ -233,17 +255,21 @@ void RankAgent::HandleOrder(const Message& message) {
       const auto block = reader.Get<Index>();
       const int to = reader.Get<std::int32_t>();
       const auto purpose = reader.Get<Purpose>();
+      const Region region = GetRegion(reader);
       SharedBlocks* blocks = run_.ops()[static_cast<std::size_t>(op)]->shared_blocks();
       const std::shared_ptr<const NDArray> values =
-          blocks == nullptr ? nullptr : blocks->Held(block);
+          blocks == nullptr ? nullptr : blocks->HeldRegion(block, region);
       if (values == nullptr) {
         Writer report;
         report.Put(Report::kMissing).Put<std::int32_t>(op).Put(block).Put<std::int32_t>(to);
+        PutRegion(report, region);
         Report(report.Take());
         return;
       }
       Writer data;
-      data.Put<std::int32_t>(op).Put(block).Put(purpose).PutBytes(values->bytes());
+      data.Put<std::int32_t>(op).Put(block).Put(purpose);
+      PutRegion(data, region);
+      data.PutBytes(values->bytes());
       outbox_.Push(to, kTagData, data.Take());
       return;
     }
@@ -283,10 +309,10 @@ void RankAgent::HandleOrder(const Message& message) {
         std::shared_ptr<NDArray> values;
         {
           ScopedMemoryAccount none(nullptr);  // the rank's, not a task's
-          values = std::make_shared<NDArray>(blocks->BlockShape(block), blocks->dtype());
+          values = std::make_shared<NDArray>(blocks->BlockRegion(block).shape, blocks->dtype());
         }
         ReadSpillFile(path, values->mutable_bytes());
-        Deliver(op, block, values);
+        DeliverWhole(op, block, values);
       } catch (...) {
         Fail(op, block, std::current_exception());
       }
@@ -316,13 +342,14 @@ void RankAgent::HandleData(const Message& message) {
   const int op = reader.Get<std::int32_t>();
   const auto block = reader.Get<Index>();
   const auto purpose = reader.Get<Purpose>();
+  const Region region = GetRegion(reader);
   const std::span<const std::byte> bytes = reader.GetBytes();
   SharedBlocks* blocks = run_.ops()[static_cast<std::size_t>(op)]->shared_blocks();
   if (blocks == nullptr) throw Error("internal error: block values for an op not held in memory");
   std::shared_ptr<NDArray> values;
   {
     ScopedMemoryAccount none(nullptr);  // the rank's, not a task's
-    values = std::make_shared<NDArray>(blocks->BlockShape(block), blocks->dtype());
+    values = std::make_shared<NDArray>(region.shape, blocks->dtype());
   }
   if (static_cast<std::size_t>(values->nbytes()) != bytes.size()) {
     throw Error("internal error: block values of the wrong size arrived");
@@ -334,7 +361,7 @@ void RankAgent::HandleData(const Message& message) {
     report.Put(Report::kArrived).Put<std::int32_t>(op).Put(block);
     Report(report.Take());
   }
-  Deliver(op, block, values);
+  Deliver(KeyOf(op, block, region), values);
 }
 
 RankReport RankAgent::Figures() const {

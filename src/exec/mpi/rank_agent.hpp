@@ -1,8 +1,8 @@
 // RankAgent: what every rank of an MPI run does (the leader's rank too): runs the tasks
 // the leader sends it on its own threads, follows the leader's prepares and commits, and
 // holds, sends, keeps and drops blocks of in-memory outputs as the leader orders. A task
-// reading a block held on another rank asks the leader (Report::kWant) and waits; the
-// block's values come straight from the rank holding it.
+// reading (part of) a block held on another rank asks the leader (Report::kWant) and
+// waits; the part's values come straight from the rank holding it.
 //
 //   RankAgent agent(run, rank, workers, outbox);
 //   agent.HandleOrder(message);   // on the MPI thread, as orders arrive
@@ -24,6 +24,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -65,9 +66,15 @@ class RankAgent {
 
   void Work();
   void RunOne(int op, std::int64_t task);
-  std::shared_ptr<const NDArray> Fetch(int op, Index block);
-  // Fulfils the tasks waiting for (op, block), or fails them.
-  void Deliver(int op, Index block, const std::shared_ptr<const NDArray>& values);
+  // What a task waits for: a region of a block of an op.
+  using WaitKey = std::tuple<int, Index, std::vector<Index>>;
+  static WaitKey KeyOf(int op, Index block, const Region& region);
+
+  std::shared_ptr<const NDArray> Fetch(int op, Index block, const Region& region);
+  // Fulfils the tasks waiting for `key`; Deliver with a whole block fulfils every region
+  // of it waited for (a spilled block, read whole); Fail fails them.
+  void Deliver(const WaitKey& key, const std::shared_ptr<const NDArray>& values);
+  void DeliverWhole(int op, Index block, const std::shared_ptr<const NDArray>& values);
   void Fail(int op, Index block, const std::exception_ptr& error);
   void Report(std::vector<std::byte> bytes) { outbox_.Push(0, kTagReport, std::move(bytes)); }
   void StepFailed(const std::exception_ptr& error);
@@ -82,7 +89,7 @@ class RankAgent {
   std::condition_variable queued_;
   std::deque<std::pair<int, std::int64_t>> queue_;
   bool stopping_ = false;
-  std::map<std::pair<int, Index>, Waiting> waiting_;
+  std::map<WaitKey, Waiting> waiting_;
   std::int64_t tasks_ = 0;
   std::int64_t measured_max_ = 0;
 

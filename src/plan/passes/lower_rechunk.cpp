@@ -17,8 +17,7 @@ IntermediateFactory RechunkIntermediates(PlanContext& context, const Node& node)
     if (blocks_in_memory >= num_blocks) {
       return MakeMemoryTierOutput(node.shape(), chunks, node.dtype());
     }
-    const std::filesystem::path directory =
-        context.IntermediateDirectory();
+    const std::filesystem::path directory = context.IntermediateDirectory();
     if (blocks_in_memory <= 0 && disk_chunks == chunks) {
       return MakeDiskTierOutput(node.shape(), chunks, node.dtype(), directory,
                                 options.disk_compressor);

@@ -104,8 +104,8 @@ std::shared_ptr<OpOutput> PlanContext::MakeOutput(const Node& node, Tier tier) {
     return std::make_shared<ResultOutput>(node.shape(), node.chunks(), node.dtype());
   }
   if (tier == Tier::kMemory) return MakeMemoryTierOutput(node.shape(), node.chunks(), node.dtype());
-  return MakeDiskTierOutput(node.shape(), node.chunks(), node.dtype(),
-                            IntermediateDirectory(), options.disk_compressor);
+  return MakeDiskTierOutput(node.shape(), node.chunks(), node.dtype(), IntermediateDirectory(),
+                            options.disk_compressor);
 }
 
 const std::filesystem::path& PlanContext::WorkDirectory() {

@@ -22,6 +22,7 @@ class CountingHistory final : public HistoryDatabase {
   std::int64_t BeginRun(RunHistory&) override { return 0; }
   void RecordOp(std::int64_t, const OpHistory&, const std::vector<TaskHistory>&) override {}
   void FinishRun(std::int64_t, const std::string&, double, std::int64_t) override {}
+  void RecordCluster(std::int64_t, const ClusterHistory&) override {}
   std::optional<LearnedFootprint> Learned(const std::string& fingerprint) const override {
     ++asked[fingerprint];
     return LearnedFootprint{

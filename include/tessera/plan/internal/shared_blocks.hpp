@@ -5,14 +5,16 @@
 //   planner::SharedBlocks* blocks = op.shared_blocks();   // nullptr: not held in memory
 //   blocks->SetRemote(fetch);        // once prepared: where tasks get blocks not held here
 //   std::shared_ptr<const NDArray> held = blocks->Held(7);   // to send block 7 elsewhere
+//   blocks->HeldRegion(7, region);   // or only the part of it a task elsewhere reads
 //   blocks->Put(7, received);        // a copy that arrived from another process
 //   blocks->Drop(7);                 // the copy here is no longer needed
 //
 // Blocks are named by their C-order index in the output's chunk grid. A task reading a
-// block this process does not hold calls `fetch` (on the task's thread, which waits for
-// it) and uses, but does not keep, what it returns; the executor Puts a copy it decides to
-// keep. Without a remote (one process), a block not held is an internal error, as before.
-// Thread-safe: tasks, Put and Drop may run at once.
+// block this process does not hold calls `fetch` for the region of it that it reads (on
+// the task's thread, which waits for it: the whole block, or a part) and uses, but does
+// not keep, what it returns; the executor Puts a copy of a whole block it decides to keep. Without
+// a remote (one process), a block not held is an internal error, as before. Thread-safe: tasks, Put
+// and Drop may run at once.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,7 @@
 #include <memory>
 #include <vector>
 
+#include "tessera/core/chunk_grid.hpp"
 #include "tessera/core/ndarray.hpp"
 #include "tessera/core/shape.hpp"
 
@@ -27,12 +30,18 @@ namespace tessera::planner {
 
 class SharedBlocks {
  public:
-  // Returns block `block` from another process (throws what the transfer throws).
-  using Fetch = std::function<std::shared_ptr<const NDArray>(Index block)>;
+  // Returns the values of `region` (global coordinates, inside block `block`) from the
+  // process holding the block (throws what the transfer throws).
+  using Fetch = std::function<std::shared_ptr<const NDArray>(Index block, const Region& region)>;
 
   virtual ~SharedBlocks() = default;
   // The block's values when this process holds them; nullptr otherwise.
   virtual std::shared_ptr<const NDArray> Held(Index block) const = 0;
+  // The values of `region` (global coordinates, inside the block) when this process
+  // holds the block; nullptr otherwise.
+  virtual std::shared_ptr<const NDArray> HeldRegion(Index block, const Region& region) const = 0;
+  // The region block `block` covers (global coordinates).
+  virtual Region BlockRegion(Index block) const = 0;
   // Keeps `values` (the block's shape and dtype) as this process's copy of the block.
   virtual void Put(Index block, std::shared_ptr<const NDArray> values) = 0;
   // Forgets this process's copy of the block (its memory goes once no task uses it).
@@ -41,9 +50,8 @@ class SharedBlocks {
   virtual void SetRemote(Fetch fetch) = 0;
   // The blocks tasks of this process wrote since the last call (each once, complete).
   virtual std::vector<Index> TakeWritten() = 0;
-  // The output's blocks, and the shape of block `block` (its dtype is the output's).
+  // The output's blocks (its dtype is the output's).
   virtual Index num_blocks() const = 0;
-  virtual Shape BlockShape(Index block) const = 0;
   virtual DType dtype() const = 0;
 };
 
