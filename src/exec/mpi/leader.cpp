@@ -140,6 +140,19 @@ void Leader::Dispatch() {
   }
 }
 
+std::vector<ChunkKey> Leader::LocalInputs(int op, std::int64_t task) const {
+  std::vector<ChunkKey> inputs;
+  for (const int input : run_.inputs(op)) {
+    if (!IsMemoryOutput(input)) continue;
+    const planner::SharedBlocks* blocks =
+        run_.ops()[static_cast<std::size_t>(input)]->shared_blocks();
+    if (task < blocks->num_blocks() && directory_.knows(ChunkKey{input, task})) {
+      inputs.push_back(ChunkKey{input, task});
+    }
+  }
+  return inputs;
+}
+
 int Leader::ChooseRank(int op, std::int64_t task, std::int64_t cost,
                        const std::vector<int>& failed_on) {
   const int count = static_cast<int>(ranks_.size());
@@ -153,14 +166,7 @@ int Leader::ChooseRank(int op, std::int64_t task, std::int64_t cost,
     candidates.push_back(rank);
   }
   if (candidates.empty()) return -1;
-  // Locality: the blocks with the task's index of the in-memory ops it reads.
-  std::vector<ChunkKey> inputs;
-  for (const int input : run_.inputs(op)) {
-    if (!IsMemoryOutput(input)) continue;
-    const planner::SharedBlocks* blocks =
-        run_.ops()[static_cast<std::size_t>(input)]->shared_blocks();
-    if (task < blocks->num_blocks()) inputs.push_back(ChunkKey{input, task});
-  }
+  const std::vector<ChunkKey> inputs = LocalInputs(op, task);
   bool held = false;
   for (const ChunkKey& key : inputs) held = held || directory_.knows(key);
   if (held) return directory_.PlaceTask(inputs, candidates);
@@ -189,7 +195,15 @@ bool Leader::StartNext(int op) {
   }
   admission_[static_cast<std::size_t>(rank)].Admit(cost);
   --free_threads_[static_cast<std::size_t>(rank)];
-  running_[{op, retry.task}] = Running{rank, cost, std::move(retry.failed_on)};
+  // Its inputs held on that rank stay there while it is queued or runs (pinned).
+  std::vector<ChunkKey> pinned;
+  for (const ChunkKey& key : LocalInputs(op, retry.task)) {
+    const std::vector<int> holders = directory_.holders(key);
+    if (std::find(holders.begin(), holders.end(), rank) == holders.end()) continue;
+    directory_.Pin(key, rank);
+    pinned.push_back(key);
+  }
+  running_[{op, retry.task}] = Running{rank, cost, std::move(retry.failed_on), std::move(pinned)};
   ++running_tasks_;
   admitted_ += cost;
   figures_.max_tasks_at_once = std::max(figures_.max_tasks_at_once, running_tasks_);
@@ -310,6 +324,7 @@ void Leader::TaskDone(int rank, Reader& reader) {
     throw Error("internal error: an MPI rank finished a task not sent");
   TaskRecord recorded = record;
   recorded.attempts = static_cast<int>(running->second.failed_on.size()) + record.attempts;
+  for (const ChunkKey& key : running->second.pinned) directory_.Unpin(key, rank);
   admission_[static_cast<std::size_t>(rank)].Release(running->second.cost);
   ++free_threads_[static_cast<std::size_t>(rank)];
   admitted_ -= running->second.cost;
@@ -348,6 +363,7 @@ void Leader::TaskFailed(int rank, Reader& reader) {
   const WireError error = GetError(reader);
   const auto running = running_.find({op, task});
   if (running == running_.end()) throw Error("internal error: an MPI rank failed a task not sent");
+  for (const ChunkKey& key : running->second.pinned) directory_.Unpin(key, rank);
   Retry retry{task, std::move(running->second.failed_on)};
   retry.failed_on.push_back(rank);
   admission_[static_cast<std::size_t>(rank)].Release(running->second.cost);

@@ -12,7 +12,8 @@
 // whose memory (RankSetup::capacity, admitted as MemoryAdmission does) fits its cost;
 // among those, the rank holding the most bytes of the blocks of its inputs with the
 // task's index (an elementwise read of an in-memory intermediate), else the rank with
-// the most free threads. When the first op's next task fits nowhere, later ops' tasks may
+// the most free threads. Those of its inputs held on its rank are pinned there (never
+// moved or dropped) while it is queued or runs. When the first op's next task fits nowhere, later ops' tasks may
 // pass it, at most as many as the cluster has threads, so it is never starved.
 //
 // Blocks: a rank's finished task reports the blocks it wrote; the directory places,
@@ -96,12 +97,16 @@ class Leader {
     int rank = 0;
     std::int64_t cost = 0;
     std::vector<int> failed_on;
+    std::vector<ChunkKey> pinned;  // its inputs on its rank, pinned there until it ends
   };
   enum class Pending { kGather, kReplica, kCopy };
 
   void Dispatch();
   // Sends the next task of op `op` (a retry first) if a rank fits it; false otherwise.
   bool StartNext(int op);
+  // The blocks of in-memory ops task `task` of op `op` reads in place: those with its
+  // index (an elementwise read), where the directory knows them.
+  std::vector<ChunkKey> LocalInputs(int op, std::int64_t task) const;
   int ChooseRank(int op, std::int64_t task, std::int64_t cost, const std::vector<int>& failed_on);
   void Prepare(int op);
   void Prepared(int op);
