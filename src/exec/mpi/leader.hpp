@@ -13,8 +13,8 @@
 // among those, the rank holding the most bytes of the blocks of its inputs with the
 // task's index (an elementwise read of an in-memory intermediate), else the rank with
 // the most free threads. Those of its inputs held on its rank are pinned there (never
-// moved or dropped) while it is queued or runs. When the first op's next task fits nowhere, later ops' tasks may
-// pass it, at most as many as the cluster has threads, so it is never starved.
+// moved or dropped) while it is queued or runs. When the first op's next task fits nowhere, later
+// ops' tasks may pass it, at most as many as the cluster has threads, so it is never starved.
 //
 // Blocks: a rank's finished task reports the blocks it wrote; the directory places,
 // replicates (a block read from several ranks), rebalances (copy, confirm, then drop),
