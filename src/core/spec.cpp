@@ -282,7 +282,9 @@ std::int64_t Spec::effective_total_mem() const {
   return detect_total_mem();
 }
 
-int Spec::effective_max_workers() const {
+int Spec::effective_max_workers() const { return effective_max_workers(HardwareThreads()); }
+
+int Spec::effective_max_workers(int hardware_threads) const {
   // The test suite's "one worker" rerun (docs/testing.md): TESSERA_FORCE_WORKERS=N stands
   // in for every spec's worker count. Read here, where the count is resolved, and nowhere
   // else.
@@ -296,7 +298,7 @@ int Spec::effective_max_workers() const {
     }
     return workers;
   }
-  return max_workers != 0 ? max_workers : HardwareThreads();
+  return max_workers != 0 ? max_workers : std::max(hardware_threads, 1);
 }
 
 }  // namespace tessera

@@ -217,14 +217,17 @@ std::filesystem::path NewWorkDirectory(const Spec& spec) {
   // MPI plans are made by every rank alike, in the same order (other plans perhaps not):
   // counted apart, each rank names the leader's directory.
   static std::atomic<int> mpi_counter{0};
+  Owner owner = Self();
+  std::string number;
   if (spec.executor == "mpi") {
     const ClusterFacts& cluster = JoinCluster();
-    return WorkDirectoryBase(spec) /
-           (std::string(kPrefix) + std::to_string(cluster.leader_pid) + "-" +
-            std::to_string(cluster.leader_start) + "-mpi" + std::to_string(++mpi_counter));
+    owner = Owner{cluster.leader_pid, cluster.leader_start};
+    number = "mpi" + std::to_string(++mpi_counter);
+  } else {
+    number = std::to_string(++counter);
   }
-  return WorkDirectoryBase(spec) / (std::string(kPrefix) + std::to_string(Self().pid) + "-" +
-                                    std::to_string(Self().start) + "-" + std::to_string(++counter));
+  return WorkDirectoryBase(spec) / (std::string(kPrefix) + std::to_string(owner.pid) + "-" +
+                                    std::to_string(owner.start) + "-" + number);
 }
 
 std::vector<std::filesystem::path> RemoveStaleWorkDirectories(const std::filesystem::path& base) {

@@ -74,6 +74,9 @@ struct Spec {
   // configuration reruns the environment variable TESSERA_FORCE_WORKERS=N (N >= 1)
   // overrides both (docs/testing.md); any other value of it throws InvalidArgument.
   int effective_max_workers() const;
+  // The same with `hardware_threads` standing for the hardware concurrency (the share of
+  // a machine one process of several may use, as the mpi executor's ranks do).
+  int effective_max_workers(int hardware_threads) const;
 };
 
 // Memory this process may use: the smallest memory limit of the process's own cgroup

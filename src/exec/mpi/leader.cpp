@@ -83,14 +83,14 @@ void Leader::SendOrder(int rank, std::vector<std::byte> bytes) {
   outbox_.Push(rank, kTagControl, std::move(bytes));
 }
 
-bool Leader::IsMemoryOutput(int op) const {
-  const Tier tier = run_.ops()[static_cast<std::size_t>(op)]->info().tier;
-  return (tier == Tier::kMemory || tier == Tier::kMixed) &&
-         run_.ops()[static_cast<std::size_t>(op)]->shared_blocks() != nullptr;
+planner::ExecutableOp& Leader::Op(int op) const {
+  return *run_.ops()[static_cast<std::size_t>(op)];
 }
 
+bool Leader::IsMemoryOutput(int op) const { return HeldInMemory(Op(op)); }
+
 std::int64_t Leader::BlockBytes(int op, Index block) const {
-  const planner::SharedBlocks* blocks = run_.ops()[static_cast<std::size_t>(op)]->shared_blocks();
+  const planner::SharedBlocks* blocks = Op(op).shared_blocks();
   return ShapeSize(blocks->BlockRegion(block).shape) * blocks->dtype().itemsize();
 }
 
@@ -109,8 +109,7 @@ void Leader::Dispatch() {
       const bool head = !head_seen;
       head_seen = true;
       while (!failed_ &&
-             (progress.retries.size() > 0 ||
-              progress.next_task < run_.ops()[static_cast<std::size_t>(op)]->info().num_tasks)) {
+             (progress.retries.size() > 0 || progress.next_task < Op(op).info().num_tasks)) {
         const std::int64_t task =
             progress.retries.empty() ? progress.next_task : progress.retries.front().task;
         if (!head && blocked_op_ >= 0 && bypasses_ >= total_threads_) break;
@@ -130,8 +129,7 @@ void Leader::Dispatch() {
           ++bypasses_;
         }
       }
-      if (progress.retries.empty() &&
-          progress.next_task >= run_.ops()[static_cast<std::size_t>(op)]->info().num_tasks) {
+      if (progress.retries.empty() && progress.next_task >= Op(op).info().num_tasks) {
         open_.erase(op);
       }
     }
@@ -144,8 +142,7 @@ std::vector<ChunkKey> Leader::LocalInputs(int op, std::int64_t task) const {
   std::vector<ChunkKey> inputs;
   for (const int input : run_.inputs(op)) {
     if (!IsMemoryOutput(input)) continue;
-    const planner::SharedBlocks* blocks =
-        run_.ops()[static_cast<std::size_t>(input)]->shared_blocks();
+    const planner::SharedBlocks* blocks = Op(input).shared_blocks();
     if (task < blocks->num_blocks() && directory_.knows(ChunkKey{input, task})) {
       inputs.push_back(ChunkKey{input, task});
     }
@@ -177,7 +174,7 @@ int Leader::ChooseRank(int op, std::int64_t task, std::int64_t cost,
 
 bool Leader::StartNext(int op) {
   OpProgress& progress = ops_[static_cast<std::size_t>(op)];
-  const planner::ExecutableOp& executable = *run_.ops()[static_cast<std::size_t>(op)];
+  const planner::ExecutableOp& executable = Op(op);
   Retry retry;
   if (progress.retries.empty()) {
     retry.task = progress.next_task;
@@ -231,7 +228,7 @@ void Leader::Prepare(int op) {
 void Leader::Prepared(int op) {
   OpProgress& progress = ops_[static_cast<std::size_t>(op)];
   progress.state = State::kRunning;
-  if (run_.ops()[static_cast<std::size_t>(op)]->info().num_tasks <= 0) {
+  if (Op(op).info().num_tasks <= 0) {
     open_.erase(op);
     BeginCommit(op);
   }
@@ -315,33 +312,36 @@ void Leader::HandleReport(const Message& message) {
   Dispatch();
 }
 
+Leader::Running Leader::EndTask(int rank, int op, std::int64_t task) {
+  const auto running = running_.find({op, task});
+  if (running == running_.end()) {
+    throw Error("internal error: an MPI rank reported a task it was not sent");
+  }
+  Running ended = std::move(running->second);
+  running_.erase(running);
+  for (const ChunkKey& key : ended.pinned) directory_.Unpin(key, rank);
+  admission_[static_cast<std::size_t>(rank)].Release(ended.cost);
+  ++free_threads_[static_cast<std::size_t>(rank)];
+  admitted_ -= ended.cost;
+  --running_tasks_;
+  return ended;
+}
+
 void Leader::TaskDone(int rank, Reader& reader) {
   const int op = reader.Get<std::int32_t>();
-  const TaskRecord record =
-      GetRecord(reader, run_.ops()[static_cast<std::size_t>(op)]->info().name);
-  const auto running = running_.find({op, record.task});
-  if (running == running_.end())
-    throw Error("internal error: an MPI rank finished a task not sent");
+  const TaskRecord record = GetRecord(reader, Op(op).info().name);
+  const Running ended = EndTask(rank, op, record.task);
   TaskRecord recorded = record;
-  recorded.attempts = static_cast<int>(running->second.failed_on.size()) + record.attempts;
-  for (const ChunkKey& key : running->second.pinned) directory_.Unpin(key, rank);
-  admission_[static_cast<std::size_t>(rank)].Release(running->second.cost);
-  ++free_threads_[static_cast<std::size_t>(rank)];
-  admitted_ -= running->second.cost;
-  --running_tasks_;
-  running_.erase(running);
+  recorded.attempts = static_cast<int>(ended.failed_on.size()) + record.attempts;
   OpProgress& progress = ops_[static_cast<std::size_t>(op)];
   const auto blocks = reader.Get<std::uint64_t>();
-  const bool result = run_.ops()[static_cast<std::size_t>(op)]->info().tier == Tier::kResult;
+  const bool result = Op(op).info().tier == Tier::kResult;
   for (std::uint64_t index = 0; index < blocks; ++index) {
     const auto block = reader.Get<Index>();
     const auto bytes = reader.Get<std::int64_t>();
     if (result) {
       if (progress.holder.empty()) {
-        progress.holder.assign(
-            static_cast<std::size_t>(
-                run_.ops()[static_cast<std::size_t>(op)]->shared_blocks()->num_blocks()),
-            -1);
+        progress.holder.assign(static_cast<std::size_t>(Op(op).shared_blocks()->num_blocks()), -1);
       }
       progress.holder[static_cast<std::size_t>(block)] = rank;
     } else if (IsMemoryOutput(op) && !directory_.knows(ChunkKey{op, block})) {
@@ -351,7 +351,7 @@ void Leader::TaskDone(int rank, Reader& reader) {
   }
   ApplyDecisions();
   run_.RecordTask(op, recorded);
-  if (++progress.finished == run_.ops()[static_cast<std::size_t>(op)]->info().num_tasks) {
+  if (++progress.finished == Op(op).info().num_tasks) {
     BeginCommit(op);
   }
 }
@@ -361,16 +361,8 @@ void Leader::TaskFailed(int rank, Reader& reader) {
   const auto task = reader.Get<std::int64_t>();
   const bool retryable = reader.Get<std::uint8_t>() != 0;
   const WireError error = GetError(reader);
-  const auto running = running_.find({op, task});
-  if (running == running_.end()) throw Error("internal error: an MPI rank failed a task not sent");
-  for (const ChunkKey& key : running->second.pinned) directory_.Unpin(key, rank);
-  Retry retry{task, std::move(running->second.failed_on)};
+  Retry retry{task, EndTask(rank, op, task).failed_on};
   retry.failed_on.push_back(rank);
-  admission_[static_cast<std::size_t>(rank)].Release(running->second.cost);
-  ++free_threads_[static_cast<std::size_t>(rank)];
-  admitted_ -= running->second.cost;
-  --running_tasks_;
-  running_.erase(running);
   const int attempts = static_cast<int>(retry.failed_on.size());
   if (retryable && attempts <= run_.options().retries) {
     ++cluster_.tasks_moved_after_failure;
@@ -382,7 +374,7 @@ void Leader::TaskFailed(int rank, Reader& reader) {
   for (std::size_t index = 0; index < retry.failed_on.size(); ++index) {
     ranks += (index == 0 ? "" : ", ") + std::to_string(retry.failed_on[index]);
   }
-  const planner::ExecutableOp& failed = *run_.ops()[static_cast<std::size_t>(op)];
+  const planner::ExecutableOp& failed = Op(op);
   Fail(AsException(error, "op \"" + failed.info().name + "\" failed at " +
                               failed.DescribeTask(task) + " after " + std::to_string(attempts) +
                               (attempts > 1 ? " attempts, on ranks " : " attempt, on rank ") +
@@ -398,13 +390,12 @@ void Leader::SendBlock(int holder, int op, Index block, int to, Purpose purpose,
 }
 
 void Leader::SendBlock(int holder, int op, Index block, int to, Purpose purpose) {
-  SendBlock(holder, op, block, to, purpose,
-            run_.ops()[static_cast<std::size_t>(op)]->shared_blocks()->BlockRegion(block));
+  SendBlock(holder, op, block, to, purpose, Op(op).shared_blocks()->BlockRegion(block));
 }
 
 void Leader::SendForRead(int rank, int op, Index block, const Region& region, int not_from) {
   const ChunkKey key{op, block};
-  const planner::SharedBlocks& blocks = *run_.ops()[static_cast<std::size_t>(op)]->shared_blocks();
+  const planner::SharedBlocks& blocks = *Op(op).shared_blocks();
   ChunkDirectory::ReadPlan plan = directory_.PlanRead(key, rank);
   if (plan.spilled) {
     Writer order;
@@ -417,8 +408,7 @@ void Leader::SendForRead(int rank, int op, Index block, const Region& region, in
   }
   if (plan.from < 0 || plan.from == rank || plan.from == not_from) {
     throw Error("internal error: the chunk directory has no other rank holding block " +
-                std::to_string(block) + " of op \"" +
-                run_.ops()[static_cast<std::size_t>(op)]->info().name + "\"");
+                std::to_string(block) + " of op \"" + Op(op).info().name + "\"");
   }
   if (plan.keep_replica && region != blocks.BlockRegion(block)) {
     directory_.ReplicaAbandoned(key, rank);  // a part of a block is no replica
@@ -434,8 +424,8 @@ void Leader::SendForRead(int rank, int op, Index block, const Region& region, in
 void Leader::Want(int rank, int op, Index block, const Region& region) {
   if (!directory_.knows(ChunkKey{op, block})) {
     throw Error("internal error: a task on rank " + std::to_string(rank) + " read block " +
-                std::to_string(block) + " of op \"" +
-                run_.ops()[static_cast<std::size_t>(op)]->info().name + "\", which no rank holds");
+                std::to_string(block) + " of op \"" + Op(op).info().name +
+                "\", which no rank holds");
   }
   SendForRead(rank, op, block, region, -1);
 }
@@ -486,7 +476,7 @@ void Leader::BeginCommit(int op) {
   progress.state = State::kCommitting;
   progress.arrivals_left = 0;
   const int count = static_cast<int>(ranks_.size());
-  if (count > 1 && run_.ops()[static_cast<std::size_t>(op)]->info().tier == Tier::kResult) {
+  if (count > 1 && Op(op).info().tier == Tier::kResult) {
     // Every rank returns the whole result: each block goes from its writer to the others.
     for (std::size_t block = 0; block < progress.holder.size(); ++block) {
       const int writer = progress.holder[block];

@@ -110,6 +110,9 @@ class Leader {
   int ChooseRank(int op, std::int64_t task, std::int64_t cost, const std::vector<int>& failed_on);
   void Prepare(int op);
   void Prepared(int op);
+  // Task `task` of `op` ended on `rank` (succeeded or failed): its thread, memory and
+  // pins are given back. Returns what was kept of it while it ran.
+  Running EndTask(int rank, int op, std::int64_t task);
   void TaskDone(int rank, Reader& reader);
   void TaskFailed(int rank, Reader& reader);
   void Want(int rank, int op, Index block, const Region& region);
@@ -129,7 +132,8 @@ class Leader {
   void SendBlock(int holder, int op, Index block, int to, Purpose purpose);
   std::int64_t BlockBytes(int op, Index block) const;
   void Fail(std::exception_ptr error);
-  bool IsMemoryOutput(int op) const;
+  planner::ExecutableOp& Op(int op) const;
+  bool IsMemoryOutput(int op) const;  // HeldInMemory(Op(op))
   // The file of a spilled block, in a folder of this run's under spec.work_dir (or the
   // system temp dir), made on first use.
   std::filesystem::path SpillPath(int op, Index block);

@@ -19,6 +19,11 @@ enum : std::uint8_t {
 
 }  // namespace
 
+bool HeldInMemory(planner::ExecutableOp& op) {
+  const Tier tier = op.info().tier;
+  return (tier == Tier::kMemory || tier == Tier::kMixed) && op.shared_blocks() != nullptr;
+}
+
 WireError ToWire(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);

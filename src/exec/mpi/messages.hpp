@@ -15,6 +15,7 @@
 
 #include "tessera/core/chunk_grid.hpp"
 #include "tessera/exec/execution_report.hpp"
+#include "tessera/plan/internal/executable_op.hpp"
 #include "wire.hpp"
 
 namespace tessera::exec::mpi {
@@ -48,6 +49,10 @@ enum class Report : std::uint8_t {
 
 // Why a block is sent: for a waiting task only, or to be kept where it goes.
 enum class Purpose : std::uint8_t { kForTask, kKeep };
+
+// Whether op `op`'s output is an intermediate held in the ranks' memory (the RAM tier,
+// whole or in part): the blocks the chunk directory manages.
+bool HeldInMemory(planner::ExecutableOp& op);
 
 // An error as it crosses ranks: its Tessera type and its text.
 struct WireError {

@@ -101,9 +101,7 @@ MpiExecutor::MpiExecutor(const Spec& spec) : options_(ParseOptions(spec)) {
                                   ? spec.total_mem / ranks_
                                   : cluster.rank_mem[static_cast<std::size_t>(rank_)];
   capacity_ = memory - spec.reserved_mem;
-  workers_ = spec.max_workers != 0 || std::getenv("TESSERA_FORCE_WORKERS") != nullptr
-                 ? spec.effective_max_workers()
-                 : std::max(1, HardwareThreads() / world.ranks_on_node());
+  workers_ = spec.effective_max_workers(HardwareThreads() / world.ranks_on_node());
 }
 
 AdmissionFigures MpiExecutor::Run(PlanRun& run) {

@@ -44,7 +44,18 @@ void ReadSpillFile(const std::string& path, std::span<std::byte> bytes) {
   }
 }
 
+// Values arriving on this rank (sent, or read back from a spill file): the rank's
+// memory, not a task's.
+std::shared_ptr<NDArray> NewValues(const Shape& shape, const SharedBlocks& blocks) {
+  ScopedMemoryAccount none(nullptr);
+  return std::make_shared<NDArray>(shape, blocks.dtype());
+}
+
 }  // namespace
+
+SharedBlocks* RankAgent::BlocksOf(int op) const {
+  return run_.ops()[static_cast<std::size_t>(op)]->shared_blocks();
+}
 
 RankAgent::RankAgent(PlanRun& run, int rank, int workers, Outbox& outbox)
     : run_(run), rank_(rank), outbox_(outbox), task_options_(run.options()) {
@@ -95,7 +106,7 @@ void RankAgent::RunOne(int op, std::int64_t task) {
     report.Put(Report::kDone).Put<std::int32_t>(op);
     PutRecord(report, record);
     std::vector<Index> written;
-    SharedBlocks* blocks = run_.ops()[static_cast<std::size_t>(op)]->shared_blocks();
+    SharedBlocks* blocks = BlocksOf(op);
     if (blocks != nullptr) written = blocks->TakeWritten();
     report.Put<std::uint64_t>(written.size());
     for (const Index block : written) {
@@ -180,14 +191,14 @@ void RankAgent::DeliverWhole(int op, Index block, const std::shared_ptr<const ND
 }
 
 void RankAgent::OpPrepared(int op) {
-  SharedBlocks* blocks = run_.ops()[static_cast<std::size_t>(op)]->shared_blocks();
+  SharedBlocks* blocks = BlocksOf(op);
   if (blocks == nullptr) return;
   blocks->SetRemote(
       [this, op](Index block, const Region& region) { return Fetch(op, block, region); });
 }
 
 std::int64_t RankAgent::HeldBytes(int op) {
-  SharedBlocks* blocks = run_.ops()[static_cast<std::size_t>(op)]->shared_blocks();
+  SharedBlocks* blocks = BlocksOf(op);
   if (blocks == nullptr) return 0;
   std::int64_t held = 0;
   for (Index block = 0; block < blocks->num_blocks(); ++block) {
@@ -236,10 +247,7 @@ void RankAgent::HandleOrder(const Message& message) {
       // what this rank holds of an in-memory intermediate, then the follower's commit.
       const int op = reader.Get<std::int32_t>();
       try {
-        const planner::ExecutableOp& committed = *run_.ops()[static_cast<std::size_t>(op)];
-        const Tier tier = committed.info().tier;
-        if ((tier == Tier::kMemory || tier == Tier::kMixed) &&
-            run_.ops()[static_cast<std::size_t>(op)]->shared_blocks() != nullptr) {
+        if (HeldInMemory(*run_.ops()[static_cast<std::size_t>(op)])) {
           Writer report;
           report.Put(Report::kHolding).Put<std::int32_t>(op).Put(HeldBytes(op));
           Report(report.Take());
@@ -256,7 +264,7 @@ void RankAgent::HandleOrder(const Message& message) {
       const int to = reader.Get<std::int32_t>();
       const auto purpose = reader.Get<Purpose>();
       const Region region = GetRegion(reader);
-      SharedBlocks* blocks = run_.ops()[static_cast<std::size_t>(op)]->shared_blocks();
+      SharedBlocks* blocks = BlocksOf(op);
       const std::shared_ptr<const NDArray> values =
           blocks == nullptr ? nullptr : blocks->HeldRegion(block, region);
       if (values == nullptr) {
@@ -276,7 +284,7 @@ void RankAgent::HandleOrder(const Message& message) {
     case Order::kDrop: {
       const int op = reader.Get<std::int32_t>();
       const auto block = reader.Get<Index>();
-      if (SharedBlocks* blocks = run_.ops()[static_cast<std::size_t>(op)]->shared_blocks()) {
+      if (SharedBlocks* blocks = BlocksOf(op)) {
         blocks->Drop(block);
       }
       return;
@@ -286,7 +294,7 @@ void RankAgent::HandleOrder(const Message& message) {
       const auto block = reader.Get<Index>();
       const std::string path = reader.GetString();
       try {
-        SharedBlocks* blocks = run_.ops()[static_cast<std::size_t>(op)]->shared_blocks();
+        SharedBlocks* blocks = BlocksOf(op);
         const std::shared_ptr<const NDArray> values =
             blocks == nullptr ? nullptr : blocks->Held(block);
         if (values == nullptr) throw Error("internal error: asked to spill a block not held here");
@@ -304,13 +312,10 @@ void RankAgent::HandleOrder(const Message& message) {
       const int op = reader.Get<std::int32_t>();
       const auto block = reader.Get<Index>();
       const std::string path = reader.GetString();
-      SharedBlocks* blocks = run_.ops()[static_cast<std::size_t>(op)]->shared_blocks();
+      SharedBlocks* blocks = BlocksOf(op);
       try {
-        std::shared_ptr<NDArray> values;
-        {
-          ScopedMemoryAccount none(nullptr);  // the rank's, not a task's
-          values = std::make_shared<NDArray>(blocks->BlockRegion(block).shape, blocks->dtype());
-        }
+        const std::shared_ptr<NDArray> values =
+            NewValues(blocks->BlockRegion(block).shape, *blocks);
         ReadSpillFile(path, values->mutable_bytes());
         DeliverWhole(op, block, values);
       } catch (...) {
@@ -344,13 +349,9 @@ void RankAgent::HandleData(const Message& message) {
   const auto purpose = reader.Get<Purpose>();
   const Region region = GetRegion(reader);
   const std::span<const std::byte> bytes = reader.GetBytes();
-  SharedBlocks* blocks = run_.ops()[static_cast<std::size_t>(op)]->shared_blocks();
+  SharedBlocks* blocks = BlocksOf(op);
   if (blocks == nullptr) throw Error("internal error: block values for an op not held in memory");
-  std::shared_ptr<NDArray> values;
-  {
-    ScopedMemoryAccount none(nullptr);  // the rank's, not a task's
-    values = std::make_shared<NDArray>(region.shape, blocks->dtype());
-  }
+  const std::shared_ptr<NDArray> values = NewValues(region.shape, *blocks);
   if (static_cast<std::size_t>(values->nbytes()) != bytes.size()) {
     throw Error("internal error: block values of the wrong size arrived");
   }

@@ -64,6 +64,8 @@ class RankAgent {
     std::shared_future<std::shared_ptr<const NDArray>> future;
   };
 
+  // The op's blocks held in memory (ExecutableOp::shared_blocks), or nullptr.
+  planner::SharedBlocks* BlocksOf(int op) const;
   void Work();
   void RunOne(int op, std::int64_t task);
   // What a task waits for: a region of a block of an op.
