@@ -284,6 +284,13 @@ std::int64_t Spec::effective_total_mem() const {
 
 int Spec::effective_max_workers() const { return effective_max_workers(HardwareThreads()); }
 
+int Spec::effective_total_workers() const {
+  if (executor != "mpi") return effective_max_workers();
+  int total = 0;
+  for (const int threads : JoinCluster().rank_threads) total += effective_max_workers(threads);
+  return std::max(total, 1);
+}
+
 int Spec::effective_max_workers(int hardware_threads) const {
   // The test suite's "one worker" rerun (docs/testing.md): TESSERA_FORCE_WORKERS=N stands
   // in for every spec's worker count. Read here, where the count is resolved, and nowhere

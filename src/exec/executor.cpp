@@ -22,15 +22,21 @@ ExecutionReport Execute(const std::vector<std::shared_ptr<ExecutableOp>>& ops, c
                           std::to_string(spec.max_workers));
   }
   const std::unique_ptr<exec::Executor> executor = exec::MakeExecutor(spec);
-  exec::PlanRun run(ops, spec, options, executor->workers(), executor->leads());
-  exec::AdmissionFigures figures;
+  std::optional<exec::PlanRun> run;
   try {
-    figures = executor->Run(run);
+    run.emplace(ops, spec, options, executor->workers(), executor->leads());
   } catch (...) {
-    run.Fail(std::current_exception());
+    executor->Abandon();
     throw;
   }
-  return run.Finish(figures);
+  exec::AdmissionFigures figures;
+  try {
+    figures = executor->Run(*run);
+  } catch (...) {
+    run->Fail(std::current_exception());
+    throw;
+  }
+  return run->Finish(figures);
 }
 
 TaskRecord RunPlanTask(const std::vector<std::shared_ptr<ExecutableOp>>& ops, const Spec& spec,

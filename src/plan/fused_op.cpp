@@ -5,7 +5,6 @@
 
 #include "region_copy.hpp"
 #include "representative_tasks.hpp"
-#include "tessera/core/parallel.hpp"
 #include "zarr_output.hpp"
 
 namespace tessera::planner {
@@ -26,10 +25,11 @@ bool IsMultipleOf(const Shape& chunks, const Shape& of) {
 }  // namespace
 
 FusedOp::FusedOp(OpInfo info, std::shared_ptr<const FusedEvaluator> evaluator,
-                 std::shared_ptr<OpOutput> output, std::int64_t reserved_mem)
+                 std::shared_ptr<OpOutput> output, std::int64_t reserved_mem, int workers)
     : OutputOp(std::move(info), std::move(output), reserved_mem),
       evaluator_(std::move(evaluator)),
-      grid_(evaluator_->root()->grid()) {
+      grid_(evaluator_->root()->grid()),
+      workers_(workers) {
   info_.shape = grid_.shape();
   info_.chunks = grid_.chunks();
   info_.dtype = evaluator_->root()->dtype();
@@ -50,7 +50,7 @@ FusedOp::FusedOp(OpInfo info, std::shared_ptr<const FusedEvaluator> evaluator,
     const Shape stored = source->ReadIntoChunks();
     if (IsMultipleOf(stored, grid_.chunks())) {
       ChunkGrid by_stored(grid_.shape(), stored);
-      if (by_stored.num_blocks() >= Index{kTasksPerCore} * HardwareThreads()) {
+      if (by_stored.num_blocks() >= Index{kTasksPerCore} * workers_) {
         grid_ = std::move(by_stored);
         info_.chunks = stored;
         info_.num_tasks = grid_.num_blocks();

@@ -19,7 +19,8 @@ class ZarrOutput;
 class FusedOp : public OutputOp {
  public:
   FusedOp(OpInfo info, std::shared_ptr<const FusedEvaluator> evaluator,
-          std::shared_ptr<OpOutput> output, std::int64_t reserved_mem);
+          std::shared_ptr<OpOutput> output, std::int64_t reserved_mem, int workers);
+  // `workers`: the tasks the run runs at once, which a task grid keeps busy.
 
   std::int64_t projected_mem(std::int64_t task) const override;
   std::string DescribeTask(std::int64_t task) const override;
@@ -35,6 +36,7 @@ class FusedOp : public OutputOp {
  private:
   std::shared_ptr<const FusedEvaluator> evaluator_;
   ChunkGrid grid_;
+  int workers_;  // the tasks the run runs at once (Spec::effective_total_workers)
   // Set when the op reads a source straight into the result.
   const StoredArray* direct_source_ = nullptr;
   ResultOutput* direct_result_ = nullptr;

@@ -24,7 +24,7 @@ class MemoryTierOutput : public OpOutput, public SharedBlocks {
   void Prepare() override {
     std::lock_guard lock(mutex_);
     blocks_.assign(static_cast<std::size_t>(grid_.num_blocks()), nullptr);
-    written_.clear();
+    written_.Clear();
   }
   bool Has(const Shape&) const override { return false; }
   void Write(const Shape& block, NDArray data) override {
@@ -32,7 +32,7 @@ class MemoryTierOutput : public OpOutput, public SharedBlocks {
     const Index linear = grid_.LinearIndex(block);
     std::lock_guard lock(mutex_);
     blocks_[static_cast<std::size_t>(linear)] = std::move(stored);
-    written_.push_back(linear);
+    written_.Add(linear);
   }
   std::int64_t ProjectWrite(const Shape&) const override { return 0; }
   bool KeepsBlock(const Shape&) const override { return true; }
@@ -41,7 +41,7 @@ class MemoryTierOutput : public OpOutput, public SharedBlocks {
     std::lock_guard lock(mutex_);
     blocks_.clear();
     blocks_.shrink_to_fit();
-    written_.clear();
+    written_.Clear();
     remote_ = nullptr;
   }
 
@@ -107,10 +107,7 @@ class MemoryTierOutput : public OpOutput, public SharedBlocks {
     std::lock_guard lock(mutex_);
     remote_ = std::move(fetch);
   }
-  std::vector<Index> TakeWritten() override {
-    std::lock_guard lock(mutex_);
-    return std::exchange(written_, {});
-  }
+  std::vector<Index> TakeWritten() override { return written_.Take(); }
   Index num_blocks() const override { return grid_.num_blocks(); }
   DType dtype() const override { return dtype_; }
 
@@ -137,7 +134,7 @@ class MemoryTierOutput : public OpOutput, public SharedBlocks {
   DType dtype_;
   mutable std::mutex mutex_;
   std::vector<std::shared_ptr<const NDArray>> blocks_;  // GUARDED_BY(mutex_)
-  std::vector<Index> written_;                          // GUARDED_BY(mutex_): TakeWritten's
+  BlocksWrittenByThread written_;                       // TakeWritten's
   Fetch remote_;                                        // GUARDED_BY(mutex_)
 };
 
@@ -161,7 +158,10 @@ class DiskTierOutput : public ZarrOutput {
   }
   // A follower rank writes and reads the array the leader's Prepare made.
   void FollowPrepare() override {
-    array_ = std::make_shared<const ZarrArray>(ZarrArray::Open(DirectoryStore::Open(directory_)));
+    DirectoryStore::Options existing;
+    existing.create = false;  // the leader's; never made here
+    array_ = std::make_shared<const ZarrArray>(
+        ZarrArray::Open(DirectoryStore::Open(directory_, existing)));
   }
   void FollowCommit() override {}
   void FollowRelease() override { array_.reset(); }

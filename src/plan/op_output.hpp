@@ -144,8 +144,8 @@ class ResultOutput : public OpOutput, public SharedBlocks {
   DType dtype_;
   NDArray result_;
   mutable std::mutex written_mutex_;
-  std::vector<char> written_;      // GUARDED_BY(written_mutex_): per block, by this process
-  std::vector<Index> new_blocks_;  // GUARDED_BY(written_mutex_): since TakeWritten
+  std::vector<char> written_;         // GUARDED_BY(written_mutex_): per block, by this process
+  BlocksWrittenByThread new_blocks_;  // since TakeWritten
 };
 
 // An intermediate kept in RAM, block by block (Write keeps the block itself).

@@ -99,7 +99,7 @@ RechunkOps BuildRechunkOps(const Node& rechunk, const RechunkInput& input,
   problem.target_chunks = rechunk.chunks();
   problem.source_decodes = input.decodes;
   problem.memory_budget = memory_budget;
-  problem.workers = spec.effective_max_workers();
+  problem.workers = spec.effective_total_workers();
   const std::int64_t budget = spec.allowed_mem - spec.reserved_mem;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     problem.task_budget =

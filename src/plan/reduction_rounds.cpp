@@ -61,7 +61,7 @@ class RoundPlanner {
     ReductionOps ops;
     ReductionRound round = first_;
     std::shared_ptr<const StoredArray> reader = values_;
-    const Index min_tasks = 4 * static_cast<Index>(spec_.effective_max_workers());
+    const Index min_tasks = 4 * static_cast<Index>(spec_.effective_total_workers());
     for (int number = 1;; ++number) {
       const Shape blocks = ReducedBlocks(round);
       const Index reduced_blocks = ShapeSize(blocks);

@@ -213,13 +213,16 @@ class ZarrTargetOutput : public ZarrOutput {
     }
     DirectoryStore::Options options;
     options.file_ops = target_.file_ops;
+    options.create = false;  // the leader's; never made here
     store_ = DirectoryStore::Open(PartialOutputPath(target_.directory) / "array", options);
     array_ = std::make_shared<const ZarrArray>(ZarrArray::Open(store_));
   }
   void FollowCommit() override {
     if (target_.store != nullptr) return;
-    array_ =
-        std::make_shared<const ZarrArray>(ZarrArray::Open(DirectoryStore::Open(target_.directory)));
+    DirectoryStore::Options existing;
+    existing.create = false;
+    array_ = std::make_shared<const ZarrArray>(
+        ZarrArray::Open(DirectoryStore::Open(target_.directory, existing)));
   }
   void FollowRelease() override {}
 
@@ -383,7 +386,7 @@ void ResultOutput::Prepare() {
   result_ = NDArray(grid_.shape(), dtype_);
   const std::lock_guard lock(written_mutex_);
   written_.assign(static_cast<std::size_t>(grid_.num_blocks()), 0);
-  new_blocks_.clear();
+  new_blocks_.Clear();
 }
 
 void ResultOutput::NoteWritten(const Region& region) {
@@ -391,15 +394,12 @@ void ResultOutput::NoteWritten(const Region& region) {
   ForEachTouchedBlock(grid_, region, [&](const Shape& block) {
     const Index linear = grid_.LinearIndex(block);
     char& written = written_[static_cast<std::size_t>(linear)];
-    if (written == 0) new_blocks_.push_back(linear);
+    if (written == 0) new_blocks_.Add(linear);
     written = 1;
   });
 }
 
-std::vector<Index> ResultOutput::TakeWritten() {
-  const std::lock_guard lock(written_mutex_);
-  return std::exchange(new_blocks_, {});
-}
+std::vector<Index> ResultOutput::TakeWritten() { return new_blocks_.Take(); }
 
 std::shared_ptr<const NDArray> ResultOutput::Held(Index block) const {
   return HeldRegion(block, BlockRegion(block));

@@ -62,12 +62,24 @@ Owner Self() {
   return self;
 }
 
-// What the marker of work directory `name`, owned by `owner`, says, word for word.
+// This machine's name, as markers record it: a work_dir shared by several machines
+// (NFS, a cluster's scratch) holds directories whose processes this one cannot see.
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown";
+  return name;
+}
+
+// What the marker of work directory `name`, owned by `owner` on this machine, says, word
+// for word. A directory made on another machine has another text: this one never takes
+// it for its own nor for a stale one.
 std::string MarkerText(const std::string& name, const Owner& owner) {
+  static const std::string host = HostName();
   return "Tessera work directory " + name + " of process " + std::to_string(owner.pid) +
-         " started at " + std::to_string(owner.start) +
-         " (clock ticks after boot). Tessera removes this folder when its plan is done, "
-         "or when that process is gone.\n";
+         " started at " + std::to_string(owner.start) + " (clock ticks after boot) on host " +
+         host +
+         ". Tessera removes this folder when its plan is done, or when that process "
+         "is gone.\n";
 }
 
 // Whether `directory` is a real folder (not a symlink) named like a work directory of

@@ -12,7 +12,9 @@
 //   process started at another time) is removed by the next plan that spills into the
 //   same base, when it carries its marker; a user's folder or symlink named like one
 //   is left exactly as it is;
-// - nothing is ever removed through a symlink.
+// - nothing is ever removed through a symlink;
+// - the marker names the machine too (a work_dir shared by several machines): a directory
+//   another machine made is never removed here, its process being out of sight.
 // spec.work_dir must be an existing folder this process can write: Tessera does not
 // create it (it would be left behind), and says so at planning, before any work.
 // Internal to src/plan.

@@ -10,6 +10,7 @@
 
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -120,6 +121,27 @@ TEST(WorkDirectoryTest, RemovesOnlyMarkedDirectoriesOfGoneProcesses) {
   EXPECT_FALSE(fs::exists(stale));
   EXPECT_EQ(Snapshot(base.path()), expected);  // everything else, byte for byte
   EXPECT_TRUE(RemoveStaleWorkDirectories(base.path() / "missing").empty());
+}
+
+TEST(WorkDirectoryTest, KeepsADirectoryAnotherMachineMadeInASharedWorkDir) {
+  testing::TempDir base;
+  const fs::path stale = LeftByAKilledRun(base.path());
+  // The same directory as another machine sharing work_dir leaves it: its marker names
+  // that machine, whose processes this one cannot see (the pid may well be free here).
+  std::ifstream marker_file(stale / kWorkDirectoryMarker, std::ios::binary);
+  std::string marker((std::istreambuf_iterator<char>(marker_file)), {});
+  marker_file.close();
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof(host) - 1), 0);
+  const std::string here = std::string(" on host ") + host + ".";
+  const std::size_t at = marker.find(here);
+  ASSERT_NE(at, std::string::npos) << marker;
+  marker.replace(at, here.size(), " on host another-node-of-the-cluster.");
+  WriteFile(stale / kWorkDirectoryMarker, marker);
+  const std::map<std::string, std::string> before = Snapshot(base.path());
+
+  EXPECT_TRUE(RemoveStaleWorkDirectories(base.path()).empty());
+  EXPECT_EQ(Snapshot(base.path()), before);
 }
 
 TEST(WorkDirectoryTest, NeverFollowsNorRemovesASymlinkNamedLikeAStaleDirectory) {

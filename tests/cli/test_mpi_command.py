@@ -55,6 +55,53 @@ def files_beside(out):
     return count
 
 
+def descendants(pid):
+    """Every process below `pid` (from /proc): mpirun's ranks, which Open MPI puts in
+    process groups of their own, so that a kill of mpirun's group alone misses them."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    found, frontier = [], [pid]
+    while frontier:
+        below = children.get(frontier.pop(), [])
+        found += below
+        frontier += below
+    return found
+
+
+def kill_job(job):
+    """SIGKILL mpirun and every rank at once, as a scheduler ends a job, and waits until
+    none of them runs any more."""
+    os.kill(job.pid, signal.SIGSTOP)  # no new ranks, no signal forwarding meanwhile
+    ranks = descendants(job.pid)
+    for pid in ranks:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    os.killpg(job.pid, signal.SIGKILL)
+    job.wait(timeout=60)
+    deadline = time.monotonic() + 60
+    while any(os.path.exists(f"/proc/{pid}") and not zombie(pid) for pid in ranks):
+        assert time.monotonic() < deadline, "the killed ranks did not exit"
+        time.sleep(0.01)
+
+
+def zombie(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
 def mpi_rechunk(tessera_bin, ranks, source_path, out, *extra):
     return [MPIRUN, "-np", str(ranks), tessera_bin, "rechunk", str(source_path), str(out),
             "--chunks", "10,1500", "--allowed-mem", "8MB", "--executor", "mpi", *extra]
@@ -89,16 +136,17 @@ def test_killed_mpi_job_resumes_without_redoing_finished_chunks(mpi_bin, tmp_pat
         job = subprocess.Popen(mpi_rechunk(mpi_bin, 2, source_path, out, *args),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=MPI_ENV,
                                start_new_session=True)
-        # Killed once some of OUT's chunks are written (in whatever Tessera keeps beside OUT
-        # until it is complete), after a random further wait.
+        # Killed once a random number of OUT's 600 chunks are written (in whatever Tessera
+        # keeps beside OUT until it is complete): past a task's ~46, so that some task is
+        # done, and mostly before the end.
+        threshold = rng.randint(60, 400)
         deadline = time.monotonic() + 120
         while job.poll() is None and time.monotonic() < deadline and \
-                files_beside(out) < rng.randint(3, 15):
+                files_beside(out) < threshold:
             time.sleep(0.005)
         if job.poll() is None:
-            os.killpg(job.pid, signal.SIGKILL)  # mpirun and its ranks, as a scheduler kills
+            kill_job(job)
         job.wait(timeout=60)
-        time.sleep(0.2)  # the ranks' exit
         if out.exists():  # the array was in place before the kill: complete, nothing to resume
             np.testing.assert_array_equal(zarr.open_array(str(out), mode="r")[...], values)
             continue

@@ -25,6 +25,8 @@ struct ClusterFacts {
   int rank = 0;                        // this process: 0 .. ranks - 1; 0 leads
   std::vector<std::int64_t> rank_mem;  // each rank's detected memory (detect_total_mem)
   std::int64_t total_mem = 0;          // their sum
+  std::vector<int> rank_threads;       // each rank's share of its machine's hardware threads
+  int nodes = 1;                       // the machines the ranks run on
   long long leader_pid = 0;            // the leader's process, as work directory names
   long long leader_start = 0;          // record it (pid, ProcessStartTicks)
   bool leads() const { return rank == 0; }

@@ -77,6 +77,10 @@ struct Spec {
   // The same with `hardware_threads` standing for the hardware concurrency (the share of
   // a machine one process of several may use, as the mpi executor's ranks do).
   int effective_max_workers(int hardware_threads) const;
+  // The most tasks the run's processes run at once together, as plans count them:
+  // effective_max_workers(); with executor "mpi", the sum over the ranks of each rank's
+  // (its share of its machine's threads, ClusterFacts::rank_threads), alike on every rank.
+  int effective_total_workers() const;
 };
 
 // Memory this process may use: the smallest memory limit of the process's own cgroup

@@ -153,10 +153,18 @@ std::vector<ChunkKey> Leader::LocalInputs(int op, std::int64_t task) const {
 int Leader::ChooseRank(int op, std::int64_t task, std::int64_t cost,
                        const std::vector<int>& failed_on) {
   const int count = static_cast<int>(ranks_.size());
-  const bool avoid = static_cast<int>(failed_on.size()) < count;  // some rank not yet tried
+  const auto eligible = [&](int rank) {
+    return options_.place_on_rank < 0 || rank == options_.place_on_rank % count;
+  };
+  // Ranks the task failed on are avoided while an eligible one is left untried.
+  bool avoid = false;
+  for (int rank = 0; rank < count; ++rank) {
+    avoid = avoid || (eligible(rank) &&
+                      std::find(failed_on.begin(), failed_on.end(), rank) == failed_on.end());
+  }
   std::vector<int> candidates;
   for (int rank = 0; rank < count; ++rank) {
-    if (options_.place_on_rank >= 0 && rank != options_.place_on_rank % count) continue;
+    if (!eligible(rank)) continue;
     if (free_threads_[static_cast<std::size_t>(rank)] <= 0) continue;
     if (!admission_[static_cast<std::size_t>(rank)].Fits(cost)) continue;
     if (avoid && std::find(failed_on.begin(), failed_on.end(), rank) != failed_on.end()) continue;
@@ -273,6 +281,7 @@ void Leader::HandleReport(const Message& message) {
       case Report::kSpilled: {
         const int op = reader.Get<std::int32_t>();
         const auto block = reader.Get<Index>();
+        if (ops_[static_cast<std::size_t>(op)].freed) break;  // its file goes with the folder
         const ChunkKey key{op, block};
         // The copies elsewhere go too: the chunk now lives in its file alone.
         for (const int holder : directory_.holders(key)) {
@@ -286,11 +295,15 @@ void Leader::HandleReport(const Message& message) {
         ApplyDecisions();
         break;
       }
-      case Report::kHolding: {
+      case Report::kCommitted: {
         const int op = reader.Get<std::int32_t>();
-        std::vector<std::int64_t>& held = holding_[static_cast<std::size_t>(op)];
-        held.resize(ranks_.size(), 0);
-        held[static_cast<std::size_t>(rank)] = reader.Get<std::int64_t>();
+        const auto bytes = reader.Get<std::int64_t>();
+        if (IsMemoryOutput(op)) {
+          std::vector<std::int64_t>& held = holding_[static_cast<std::size_t>(op)];
+          held.resize(ranks_.size(), 0);
+          held[static_cast<std::size_t>(rank)] = bytes;
+        }
+        CommitAcknowledged(rank, op);
         break;
       }
       case Report::kStepFailed:
@@ -406,9 +419,14 @@ void Leader::SendForRead(int rank, int op, Index block, const Region& region, in
     SendOrder(rank, order.Take());
     return;
   }
-  if (plan.from < 0 || plan.from == rank || plan.from == not_from) {
+  if (plan.from < 0 || plan.from == not_from) {
     throw Error("internal error: the chunk directory has no other rank holding block " +
                 std::to_string(block) + " of op \"" + Op(op).info().name + "\"");
+  }
+  if (plan.from == rank) {
+    // A copy reached `rank` after its task asked: the rank hands it to the task itself.
+    SendBlock(rank, op, block, rank, Purpose::kForTask, region);
+    return;
   }
   if (plan.keep_replica && region != blocks.BlockRegion(block)) {
     directory_.ReplicaAbandoned(key, rank);  // a part of a block is no replica
@@ -455,6 +473,10 @@ void Leader::Arrived(int rank, int op, Index block) {
 void Leader::Missing(int holder, int op, Index block, int to, const Region& region) {
   const auto pending = pending_.find({op, block, to});
   const ChunkKey key{op, block};
+  if (pending != pending_.end() && pending->second == Pending::kGather) {
+    throw Error("internal error: rank " + std::to_string(holder) + " lacks block " +
+                std::to_string(block) + " of compute()'s result, which it wrote");
+  }
   if (pending != pending_.end() && pending->second == Pending::kCopy) {
     pending_.erase(pending);
     directory_.CopyFailed(key, to);
@@ -466,7 +488,10 @@ void Leader::Missing(int holder, int op, Index block, int to, const Region& regi
   if (pending != pending_.end()) {
     directory_.ReplicaAbandoned(key, to);  // its slot was reserved for that copy
     pending_.erase(pending);
+    ApplyDecisions();
   }
+  // A task's read of a freed op was served meanwhile (a copy that arrived whole).
+  if (ops_[static_cast<std::size_t>(op)].freed) return;
   // The holder dropped it meanwhile (an order already on its way): read it elsewhere.
   SendForRead(to, op, block, region, holder);
 }
@@ -502,26 +527,46 @@ void Leader::BeginCommit(int op) {
 
 void Leader::Commit(int op) {
   OpProgress& progress = ops_[static_cast<std::size_t>(op)];
-  run_.CommitOp(op);
-  // Every rank, this one too, measures what it holds of the op once the orders before
-  // this one are done, and followers follow the commit.
-  for (int rank = 0; rank < static_cast<int>(ranks_.size()); ++rank) {
-    Writer order;
-    order.Put(Order::kCommit).Put<std::int32_t>(op);
-    SendOrder(rank, order.Take());
-  }
-  progress.state = State::kCommitted;
-  ++committed_;
-  // Inputs whose last reader this was are released on every rank (CommitOp above, and
-  // each follower's on kCommit): the directory forgets their blocks.
+  // Rank 0 commits first (the leader's Commit: it moves the output into place), after
+  // every order sent to it before; then the followers (which open what it moved).
+  progress.state = State::kCommitOrdered;
+  progress.acks_left = 1;
+  Writer order;
+  order.Put(Order::kCommit).Put<std::int32_t>(op);
+  SendOrder(0, order.Take());
+  // Inputs whose last reader this is are released by each rank's commit: the directory
+  // forgets their blocks now, so that it orders nothing more about them.
   for (const int input : run_.inputs(op)) {
     if (--ops_[static_cast<std::size_t>(input)].readers_left > 0) continue;
+    ops_[static_cast<std::size_t>(input)].freed = true;
     if (!IsMemoryOutput(input)) continue;
     directory_.FreeOp(input);
     for (const DirectoryDecision& decision : directory_.TakeDecisions()) {
       if (decision.kind == DirectoryDecision::Kind::kDrop) cluster_.bytes_dropped += decision.bytes;
     }
   }
+}
+
+void Leader::CommitAcknowledged(int rank, int op) {
+  OpProgress& progress = ops_[static_cast<std::size_t>(op)];
+  if (progress.state != State::kCommitOrdered || progress.acks_left <= 0) {
+    throw Error("internal error: rank " + std::to_string(rank) + " committed op \"" +
+                Op(op).info().name + "\" unasked");
+  }
+  if (--progress.acks_left > 0) return;
+  const int count = static_cast<int>(ranks_.size());
+  if (rank == 0 && count > 1) {
+    progress.acks_left = count - 1;
+    for (int follower = 1; follower < count; ++follower) {
+      Writer order;
+      order.Put(Order::kCommit).Put<std::int32_t>(op);
+      SendOrder(follower, order.Take());
+    }
+    return;
+  }
+  // Every rank committed it: ops reading it may start.
+  progress.state = State::kCommitted;
+  ++committed_;
   for (const int reader : progress.readers) {
     OpProgress& next = ops_[static_cast<std::size_t>(reader)];
     if (--next.inputs_left == 0) {
@@ -598,6 +643,13 @@ void Leader::Fail(std::exception_ptr error) {
 
 std::filesystem::path Leader::SpillPath(int op, Index block) {
   if (spill_directory_.empty()) {
+    if (!options_.can_spill) {
+      throw InvalidArgument(
+          "executor \"mpi\": the in-memory intermediates outgrew the ranks' memory and must "
+          "spill to files every rank reads, but the ranks run on several machines and "
+          "work_dir is not set: set work_dir (--work-dir, Spec::work_dir) to a folder every "
+          "rank reaches, or give the ranks more memory");
+    }
     const Spec& spec = run_.spec();
     const std::filesystem::path base = spec.work_dir.empty()
                                            ? std::filesystem::temp_directory_path()

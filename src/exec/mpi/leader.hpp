@@ -56,6 +56,7 @@ struct RankSetup {
 struct LeaderOptions {
   DirectoryOptions directory;  // its capacity is filled from the ranks'
   int place_on_rank = -1;      // >= 0: every task on that rank (tests of rebalancing)
+  bool can_spill = true;       // false: no folder every rank reaches (a spill throws)
 };
 
 class Leader {
@@ -70,13 +71,26 @@ class Leader {
   void HandleReport(const Message& message);
   // Every op committed and every rank reported its figures, or the run failed.
   bool done() const { return failed_ || (finishing_ && finished_left_ == 0); }
+  // Ends the run with `error` (a failure of this rank's MPI thread): every other rank is
+  // told to abort with it. Only the first failure counts.
+  void Fail(std::exception_ptr error);
   // The failure that ended the run, or nullptr.
   std::exception_ptr error() const { return error_; }
   AdmissionFigures figures() const { return figures_; }
   ClusterReport cluster_report() const;
 
  private:
-  enum class State { kWaiting, kReady, kPreparing, kRunning, kCommitting, kCommitted };
+  // kCommitting: its copies on their way (result blocks, rebalancing); kCommitOrdered:
+  // the ranks commit it (rank 0, then the others).
+  enum class State {
+    kWaiting,
+    kReady,
+    kPreparing,
+    kRunning,
+    kCommitting,
+    kCommitOrdered,
+    kCommitted
+  };
   struct Retry {
     std::int64_t task = 0;
     std::vector<int> failed_on;
@@ -88,7 +102,8 @@ class Leader {
     std::vector<int> readers;
     std::int64_t next_task = 0;
     std::int64_t finished = 0;
-    int acks_left = 0;               // followers yet to prepare it
+    int acks_left = 0;               // ranks yet to prepare it, or to commit it
+    bool freed = false;              // its last reader committed: released on every rank
     std::int64_t arrivals_left = 0;  // gathered result blocks and copies not yet confirmed
     std::deque<Retry> retries;
     std::vector<int> holder;  // compute()'s result: the rank that wrote each block
@@ -122,8 +137,9 @@ class Leader {
   void Arrived(int rank, int op, Index block);
   void Missing(int holder, int op, Index block, int to, const Region& region);
   void BeginCommit(int op);
-  void MaybeCommit(int op);
   void Commit(int op);
+  // Rank `rank` committed op `op` (Report::kCommitted).
+  void CommitAcknowledged(int rank, int op);
   void Finish();
   void ApplyDecisions();
   void SendOrder(int rank, std::vector<std::byte> bytes);
@@ -131,7 +147,6 @@ class Leader {
   void SendBlock(int holder, int op, Index block, int to, Purpose purpose, const Region& region);
   void SendBlock(int holder, int op, Index block, int to, Purpose purpose);
   std::int64_t BlockBytes(int op, Index block) const;
-  void Fail(std::exception_ptr error);
   planner::ExecutableOp& Op(int op) const;
   bool IsMemoryOutput(int op) const;  // HeldInMemory(Op(op))
   // The file of a spilled block, in a folder of this run's under spec.work_dir (or the

@@ -24,8 +24,8 @@ namespace tessera::exec::mpi {
 enum class Order : std::uint8_t {
   kPrepare,      // op: follow its Prepare
   kRun,          // op, task: run it
-  kCommit,       // op: follow its Commit (and release what the leader released)
-  kSend,         // op, block, to, purpose: send the block's values to rank `to`
+  kCommit,       // op: commit it (PlanRun::CommitOp; rank 0 first, then the others)
+  kSend,         // op, block, to, purpose, region: send it to rank `to` (this one too)
   kDrop,         // op, block: forget this rank's copy
   kSpill,        // op, block, path: write the block to the shared file, forget it, report
   kReadSpilled,  // op, block, path: tasks here wait for (parts of) the block; read it
@@ -41,9 +41,9 @@ enum class Report : std::uint8_t {
   kWant,        // op, block, region: a task here reads that region of a block held elsewhere
   kArrived,     // op, block: a copy sent to keep arrived and was kept
   kMissing,     // op, block, to, region: asked to send a block this rank does not hold
-  kHolding,     // op, bytes: what this rank held of the op's blocks when it committed
+  kCommitted,   // op, bytes: committed it, holding those bytes of its blocks before
   kSpilled,     // op, block: written to its shared file and dropped here
-  kStepFailed,  // error: a prepare or commit failed here
+  kStepFailed,  // error: a prepare, commit or spill failed here, or the rank's MPI thread
   kFinished,    // RankReport
 };
 

@@ -17,9 +17,10 @@
 namespace tessera::exec::mpi {
 namespace {
 
-// The plan as the ranks compare it: every op's fingerprint, kind, tasks, inputs, tier and
-// projection (FNV-1a). Not its name: names count the arrays a process made, and a rank
-// may make some of its own (rank 0 alone writing a source first).
+// The plan as the ranks compare it: every op's fingerprint, kind, tasks, inputs and tier
+// (FNV-1a). Not its name: names count the arrays a process made, and a rank may make some
+// of its own (rank 0 alone writing a source first). Nor its projections: the leader's
+// alone count (it admits every task), and a rank's history may differ.
 std::uint64_t PlanHash(const std::vector<std::shared_ptr<planner::ExecutableOp>>& ops) {
   std::uint64_t hash = 1469598103934665603ULL;
   const auto mix = [&hash](const void* data, std::size_t size) {
@@ -34,7 +35,6 @@ std::uint64_t PlanHash(const std::vector<std::shared_ptr<planner::ExecutableOp>>
     mix(&info.kind, sizeof(info.kind));
     mix(&info.num_tasks, sizeof(info.num_tasks));
     mix(&info.tier, sizeof(info.tier));
-    mix(&info.projected_mem, sizeof(info.projected_mem));
     for (const int input : info.inputs) mix(&input, sizeof(input));
   }
   return hash;
@@ -94,74 +94,146 @@ LeaderOptions ParseOptions(const Spec& spec) {
 
 MpiExecutor::MpiExecutor(const Spec& spec) : options_(ParseOptions(spec)) {
   const ClusterFacts& cluster = JoinCluster();
-  const MpiWorld& world = MpiWorld::Get();
   rank_ = cluster.rank;
   ranks_ = cluster.ranks;
   const std::int64_t memory = spec.total_mem != 0
                                   ? spec.total_mem / ranks_
                                   : cluster.rank_mem[static_cast<std::size_t>(rank_)];
   capacity_ = memory - spec.reserved_mem;
-  workers_ = spec.effective_max_workers(HardwareThreads() / world.ranks_on_node());
+  workers_ = spec.effective_max_workers(cluster.rank_threads[static_cast<std::size_t>(rank_)]);
+  // Files every rank reads must be on storage every rank reaches: the system temp dir
+  // of one machine is not.
+  shared_work_dir_ = cluster.nodes == 1 || !spec.work_dir.empty();
 }
 
-AdmissionFigures MpiExecutor::Run(PlanRun& run) {
-  const MpiWorld& world = MpiWorld::Get();
-  Channel channel(world);
-  // The ranks agree on the plan, and learn each other's threads and memory.
-  const long long own[3] = {static_cast<long long>(PlanHash(run.ops())), workers_, capacity_};
-  std::vector<long long> all(static_cast<std::size_t>(3 * ranks_), 0);
-  if (MPI_Allgather(own, 3, MPI_LONG_LONG, all.data(), 3, MPI_LONG_LONG, channel.comm()) !=
+std::vector<RankSetup> MpiExecutor::Meet(const PlanRun* run, const Channel& channel) const {
+  const long long own[4] = {run != nullptr ? 1 : 0,
+                            run != nullptr ? static_cast<long long>(PlanHash(run->ops())) : 0,
+                            workers_, capacity_};
+  std::vector<long long> all(static_cast<std::size_t>(4 * ranks_), 0);
+  if (MPI_Allgather(own, 4, MPI_LONG_LONG, all.data(), 4, MPI_LONG_LONG, channel.comm()) !=
       MPI_SUCCESS) {
     throw Error("executor \"mpi\": the ranks could not exchange their plans (MPI_Allgather)");
   }
   std::vector<RankSetup> setups;
   for (int rank = 0; rank < ranks_; ++rank) {
-    const long long* figures = &all[static_cast<std::size_t>(3 * rank)];
-    if (figures[0] != all[0]) {
+    const long long* figures = &all[static_cast<std::size_t>(4 * rank)];
+    if (figures[0] == 0) {
+      throw Error("executor \"mpi\": rank " + std::to_string(rank) +
+                  " failed before the run started; its own error says why");
+    }
+    if (figures[1] != all[1]) {
       throw InvalidArgument(
           "executor \"mpi\": rank " + std::to_string(rank) +
           " planned a different computation than rank 0; every rank must run the same "
           "program on the same inputs with the same spec (and the same history database)");
     }
-    setups.push_back(RankSetup{static_cast<int>(figures[1]), figures[2]});
+    setups.push_back(RankSetup{static_cast<int>(figures[2]), figures[3]});
+  }
+  return setups;
+}
+
+void MpiExecutor::Abandon() noexcept {
+  try {
+    Channel channel(MpiWorld::Get());
+    try {
+      Meet(nullptr, channel);
+    } catch (...) {
+      // Every rank throws: this one's own error is the one to report.
+    }
+    channel.Close();
+  } catch (...) {
+    // MPI itself failed: the job ends by MPI's own rule.
+  }
+}
+
+AdmissionFigures MpiExecutor::Run(PlanRun& run) {
+  const MpiWorld& world = MpiWorld::Get();
+  Channel channel(world);
+  const std::vector<RankSetup> setups = Meet(&run, channel);
+  if (!shared_work_dir_) {
+    for (const auto& op : run.ops()) {
+      if (op->info().tier == Tier::kDisk || op->info().tier == Tier::kMixed) {
+        throw InvalidArgument(
+            "executor \"mpi\": the ranks run on several machines and op \"" + op->info().name +
+            "\" keeps its output in files, but work_dir is not set (the system temp dir is "
+            "one machine's): set work_dir (--work-dir, Spec::work_dir) to a folder every "
+            "rank reaches");
+      }
+    }
   }
 
+  // Each rank starts its threads (and rank 0 its leader); they go on only if all did.
   Outbox outbox;
-  RankAgent agent(run, rank_, workers_, outbox);
+  std::optional<RankAgent> agent;
   std::optional<Leader> leader;
-  if (rank_ == 0) {
-    leader.emplace(run, setups, options_, outbox, agent);
-    leader->Start();
+  std::exception_ptr start_error;
+  try {
+    agent.emplace(run, rank_, workers_, outbox);
+    if (rank_ == 0) {
+      LeaderOptions options = options_;
+      options.can_spill = shared_work_dir_;
+      leader.emplace(run, setups, options, outbox, *agent);
+    }
+  } catch (...) {
+    start_error = std::current_exception();
   }
-  const auto over = [&] { return leader ? leader->done() : agent.finished(); };
+  int started = start_error ? 0 : 1;
+  int all_started = 0;
+  if (MPI_Allreduce(&started, &all_started, 1, MPI_INT, MPI_MIN, channel.comm()) != MPI_SUCCESS) {
+    throw Error("executor \"mpi\": the ranks could not start the run (MPI_Allreduce)");
+  }
+  if (start_error) std::rethrow_exception(start_error);
+  if (all_started == 0) {
+    throw Error("executor \"mpi\": a rank failed to start the run; its own error says why");
+  }
+  if (leader) leader->Start();
+
+  // What fails on this rank's MPI thread (a message too large to send, an order it could
+  // not carry out) reaches the leader, which aborts the run on every rank with it.
+  const auto fault = [&](const std::exception_ptr& error) {
+    if (leader) {
+      leader->Fail(error);
+      return;
+    }
+    Writer report;
+    report.Put(Report::kStepFailed);
+    PutError(report, ToWire(error));
+    outbox.Push(0, kTagReport, report.Take());
+  };
+  const auto over = [&] { return leader ? leader->done() : agent->finished(); };
   const auto send = [&](std::chrono::microseconds wait) {
     for (Outgoing& message : outbox.Take(wait)) {
-      channel.Send(message.destination, message.tag, std::move(message.bytes));
+      try {
+        channel.Send(message.destination, message.tag, std::move(message.bytes));
+      } catch (...) {
+        fault(std::current_exception());
+      }
     }
   };
   auto idle = std::chrono::microseconds(0);
   while (!over()) {
-    send(idle);
-    channel.Flush();
     bool handled = false;
-    while (std::optional<Message> message = channel.Poll()) {
-      handled = true;
-      try {
-        if (message->tag == kTagReport && leader) {
-          leader->HandleReport(*message);
-        } else if (message->tag == kTagControl) {
-          agent.HandleOrder(*message);
-        } else if (message->tag == kTagData) {
-          agent.HandleData(*message);
+    try {
+      send(idle);
+      channel.Flush();
+      while (std::optional<Message> message = channel.Poll()) {
+        handled = true;
+        try {
+          if (message->tag == kTagReport && leader) {
+            leader->HandleReport(*message);
+          } else if (message->tag == kTagControl) {
+            agent->HandleOrder(*message);
+          } else if (message->tag == kTagData) {
+            agent->HandleData(*message);
+          }
+        } catch (...) {
+          fault(std::current_exception());
         }
-      } catch (...) {
-        // Orders and data are handled with care; what escapes is a defect: report it.
-        Writer report;
-        report.Put(Report::kStepFailed);
-        PutError(report, ToWire(std::current_exception()));
-        outbox.Push(0, kTagReport, report.Take());
+        if (over()) break;
       }
-      if (over()) break;
+    } catch (...) {
+      fault(std::current_exception());
     }
     // Sleep a little longer while nothing happens (at most 200 us), to leave the cores
     // to the tasks; a task's report wakes the wait at once.
@@ -169,14 +241,14 @@ AdmissionFigures MpiExecutor::Run(PlanRun& run) {
                    : std::min(std::chrono::microseconds(200), idle + std::chrono::microseconds(20));
   }
   send(std::chrono::microseconds(0));  // the last reports and orders (kFinished, kAbort)
-  agent.Stop();
-  channel.Close();
+  agent->Stop();
+  channel.Close();  // before the leader removes its folder of spilled blocks
   if (leader) {
     if (leader->error()) std::rethrow_exception(leader->error());
     run.SetClusterReport(leader->cluster_report());
     return leader->figures();
   }
-  if (agent.error()) Rethrow(*agent.error());
+  if (agent->error()) Rethrow(*agent->error());
   return {};
 }
 

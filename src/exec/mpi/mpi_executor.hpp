@@ -26,9 +26,15 @@
 //
 // Built only where CMake found MPI; MPI is started on first use, or adopted when the
 // program (mpi4py) started it (mpi_world.hpp).
+//
+// Failures: a rank that fails before its run starts (Abandon) or while starting it makes
+// every rank throw; any failure during the run (a task, a step, a message) reaches the
+// leader, which aborts every rank with it. A rank that dies (killed) ends the job: MPI's
+// own rule.
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "leader.hpp"
 #include "tessera/exec/internal/executor.hpp"
@@ -44,12 +50,20 @@ class MpiExecutor : public Executor {
   int workers() const override { return workers_; }
   bool leads() const override { return rank_ == 0; }
   AdmissionFigures Run(PlanRun& run) override;
+  // Meets the other ranks' Run as one that failed: they throw, saying so.
+  void Abandon() noexcept override;
 
  private:
+  // The ranks meet (collective, on `channel`): each brings whether it got here whole
+  // (`run` null: it did not), its plan's hash, threads and memory. Throws on every rank
+  // when one failed or planned differently; returns each rank's setup otherwise.
+  std::vector<RankSetup> Meet(const PlanRun* run, const Channel& channel) const;
+
   int rank_ = 0;
   int ranks_ = 1;
   int workers_ = 1;
   std::int64_t capacity_ = 0;
+  bool shared_work_dir_ = true;  // every rank reaches the work dir (one machine, or set)
   LeaderOptions options_;
 };
 

@@ -60,16 +60,18 @@ std::string StoredColumns(const SharedDir& dir) {
   return path;
 }
 
+// As many threads as the MPI runs' ranks have together: plans (reduction trees, and so
+// the rounding of sums) count the run's workers, so that both make the same plan.
 Spec ThreadsSpec(const std::string& allowed) {
   Spec spec = Spec::from({{"allowed_mem", allowed}, {"history", "off"}});
-  spec.max_workers = 2;
+  spec.max_workers = 2 * Ranks();
   return spec;
 }
 
 Spec MpiSpec(const std::string& allowed = "8MB") {
   Spec spec = ThreadsSpec(allowed);
   spec.executor = "mpi";
-  spec.max_workers = 2;
+  spec.max_workers = 2;  // on each rank
   return spec;
 }
 
@@ -330,6 +332,50 @@ TEST(MpiExecutor, ATaskFailingOnOneRankIsRetriedOnAnother) {
     EXPECT_GT(report.cluster.tasks_moved_after_failure, 0);
     for (const TaskRecord& record : report.tasks) EXPECT_NE(record.worker, 1);
   }
+}
+
+TEST(MpiExecutor, ATaskFailingOnTheOnlyRankItMayRunOnIsRetriedThere) {
+  std::atomic<int> failures{0};
+  const auto make = [&](const Spec& spec, bool fail) {
+    const Array x = random::random({100, 100}, {50, 50}, spec, 3);
+    return map_blocks(
+        [&failures, fail](std::span<const NDArray> in, const BlockInfo& info) {
+          if (fail && info.block_index == Shape{1, 1} && failures.fetch_add(1) < 1) {
+            throw std::runtime_error("a flaky disk");
+          }
+          NDArray out = in[0];
+          return out;
+        },
+        {x}, float64);
+  };
+  Spec spec = MpiSpec();
+  spec.executor_options = {{"place_on_rank", "0"}};
+  ComputeOptions options;
+  options.execute.retries = 2;
+  EXPECT_TRUE(make(spec, true).compute(options) == make(ThreadsSpec(), false).compute());
+  EXPECT_EQ(failures.load(), Rank() == 0 ? 2 : 0);  // failed once, then ran again on rank 0
+}
+
+TEST(MpiExecutor, ARankFailingBeforeTheRunStartsFailsEveryRank) {
+  // on_start runs on the leader alone, before the ranks meet: it throws there; the other
+  // ranks learn of it rather than wait.
+  ComputeOptions options;
+  options.execute.on_start = [](std::int64_t) { throw std::runtime_error("no room for the log"); };
+  const Array x = ones({40, 40}, float64, {10, 10}, MpiSpec());
+  try {
+    (x * 2).compute(options);
+    ADD_FAILURE() << "rank " << Rank() << " computed";
+  } catch (const std::exception& error) {
+    const std::string text = error.what();
+    if (Rank() == 0) {
+      EXPECT_NE(text.find("no room for the log"), std::string::npos) << text;
+    } else {
+      EXPECT_NE(text.find("rank 0 failed before the run started"), std::string::npos) << text;
+    }
+  }
+  // The ranks go on together: the next run works.
+  EXPECT_TRUE((x * 2).compute() ==
+              (ones({40, 40}, float64, {10, 10}, ThreadsSpec()) * 2).compute());
 }
 
 TEST(MpiExecutor, RanksThatPlanDifferentComputationsAreRefused) {

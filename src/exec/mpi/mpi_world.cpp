@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <thread>
 
 #include "tessera/core/errors.hpp"
+#include "tessera/core/parallel.hpp"
 #include "tessera/core/spec.hpp"
 
 namespace tessera::exec::mpi {
@@ -81,6 +83,9 @@ MpiWorld::MpiWorld() {
   Check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
         "MPI_Comm_split_type");
   MPI_Comm_size(node, &ranks_on_node_);
+  int rank_on_node = 0;
+  MPI_Comm_rank(node, &rank_on_node);
+  first_on_node_ = rank_on_node == 0;
   MPI_Comm_free(&node);
 }
 
@@ -97,6 +102,15 @@ ClusterFacts JoinMpiCluster() {
     facts.rank_mem.push_back(bytes);
     facts.total_mem += bytes;
   }
+  const int own_threads = std::max(HardwareThreads() / world.ranks_on_node(), 1);
+  facts.rank_threads.assign(static_cast<std::size_t>(world.size()), 0);
+  Check(
+      MPI_Allgather(&own_threads, 1, MPI_INT, facts.rank_threads.data(), 1, MPI_INT, world.comm()),
+      "MPI_Allgather");
+  // A machine's first rank (the lowest on it) counts it.
+  const int first_on_node = world.first_on_node() ? 1 : 0;
+  Check(MPI_Allreduce(&first_on_node, &facts.nodes, 1, MPI_INT, MPI_SUM, world.comm()),
+        "MPI_Allreduce");
   long long leader[2] = {static_cast<long long>(getpid()), ProcessStartTicks(getpid()).value_or(0)};
   Check(MPI_Bcast(leader, 2, MPI_LONG_LONG, 0, world.comm()), "MPI_Bcast");
   facts.leader_pid = leader[0];

@@ -44,6 +44,8 @@ class MpiWorld {
   MPI_Comm comm() const { return comm_; }
   // The ranks on this rank's machine (they share its memory).
   int ranks_on_node() const { return ranks_on_node_; }
+  // Whether this rank is its machine's first (lowest) rank.
+  bool first_on_node() const { return first_on_node_; }
 
  private:
   MpiWorld();
@@ -52,6 +54,7 @@ class MpiWorld {
   int rank_ = 0;
   int size_ = 1;
   int ranks_on_node_ = 1;
+  bool first_on_node_ = true;
 };
 
 // The cluster's facts (tessera/core/cluster.hpp): each rank's memory is its machine's

@@ -120,6 +120,11 @@ void RankAgent::RunOne(int op, std::int64_t task) {
     }
     Report(report.Take());
   } catch (...) {
+    // What the failed attempt wrote goes: the leader never learns of it (the task runs
+    // again, here or elsewhere, and writes it anew).
+    if (SharedBlocks* blocks = BlocksOf(op)) {
+      for (const Index block : blocks->TakeWritten()) blocks->Drop(block);
+    }
     // Whether it may pass is the cause's (RunPlanTask wraps it, with the op and task).
     const std::exception_ptr error = std::current_exception();
     Writer report;
@@ -243,16 +248,17 @@ void RankAgent::HandleOrder(const Message& message) {
       return;
     }
     case Order::kCommit: {
-      // After the leader's commit (which follows every drop and copy it ordered before):
-      // what this rank holds of an in-memory intermediate, then the follower's commit.
+      // After every order sent here before it (drops, copies, spills of the op and of
+      // the inputs the commit releases): what this rank holds of the op, then the commit
+      // (the leader's own on rank 0, a follower's elsewhere) and its releases.
       const int op = reader.Get<std::int32_t>();
       try {
-        if (HeldInMemory(*run_.ops()[static_cast<std::size_t>(op)])) {
-          Writer report;
-          report.Put(Report::kHolding).Put<std::int32_t>(op).Put(HeldBytes(op));
-          Report(report.Take());
-        }
-        if (!run_.leads()) run_.CommitOp(op);
+        const std::int64_t held =
+            HeldInMemory(*run_.ops()[static_cast<std::size_t>(op)]) ? HeldBytes(op) : 0;
+        run_.CommitOp(op);
+        Writer report;
+        report.Put(Report::kCommitted).Put<std::int32_t>(op).Put(held);
+        Report(report.Take());
       } catch (...) {
         StepFailed(std::current_exception());
       }
@@ -272,6 +278,10 @@ void RankAgent::HandleOrder(const Message& message) {
         report.Put(Report::kMissing).Put<std::int32_t>(op).Put(block).Put<std::int32_t>(to);
         PutRegion(report, region);
         Report(report.Take());
+        return;
+      }
+      if (to == rank_) {  // a task here asked before the block arrived here
+        Deliver(KeyOf(op, block, region), values);
         return;
       }
       Writer data;
@@ -356,11 +366,13 @@ void RankAgent::HandleData(const Message& message) {
     throw Error("internal error: block values of the wrong size arrived");
   }
   std::memcpy(values->mutable_bytes().data(), bytes.data(), bytes.size());
-  if (purpose == Purpose::kKeep) {
-    blocks->Put(block, values);
+  if (purpose == Purpose::kKeep) {  // a whole block, kept: any task here waiting for it
+    blocks->Put(block, values);     // (or part of it) takes it
     Writer report;
     report.Put(Report::kArrived).Put<std::int32_t>(op).Put(block);
     Report(report.Take());
+    DeliverWhole(op, block, values);
+    return;
   }
   Deliver(KeyOf(op, block, region), values);
 }

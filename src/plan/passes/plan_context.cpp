@@ -34,7 +34,7 @@ PlanContext::PlanContext(std::vector<PlanOutput> outputs_in, const Spec& spec_in
 
 std::int64_t PlanContext::IntermediateBudget() const {
   const std::int64_t tasks =
-      static_cast<std::int64_t>(spec.effective_max_workers()) * choice_spec.allowed_mem;
+      static_cast<std::int64_t>(spec.effective_total_workers()) * choice_spec.allowed_mem;
   return std::max<std::int64_t>(spec.effective_total_mem() - tasks - BufferPoolCapacity(), 0);
 }
 
@@ -142,7 +142,7 @@ std::shared_ptr<const FusedEvaluator> PlanContext::MakeEvaluator(const Node& roo
 std::shared_ptr<FusedOp> PlanContext::MakeFusedOp(const Node& root, const NodeSet& members,
                                                   std::shared_ptr<OpOutput> output, OpInfo info) {
   return std::make_shared<FusedOp>(std::move(info), MakeEvaluator(root, members), std::move(output),
-                                   spec.reserved_mem);
+                                   spec.reserved_mem, spec.effective_total_workers());
 }
 
 PlanContext::GroupReads PlanContext::ReadsOf(const NodeSet& members) const {
@@ -199,7 +199,8 @@ int PlanContext::Concurrency(std::int64_t projected) const {
   // The process's reserved_mem once, and each task what it holds beyond it.
   const std::int64_t total = spec.effective_total_mem() - spec.reserved_mem;
   const std::int64_t task = std::max<std::int64_t>(projected - spec.reserved_mem, 1);
-  return static_cast<int>(std::clamp<std::int64_t>(total / task, 1, spec.effective_max_workers()));
+  return static_cast<int>(
+      std::clamp<std::int64_t>(total / task, 1, spec.effective_total_workers()));
 }
 
 }  // namespace tessera::planner

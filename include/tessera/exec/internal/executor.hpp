@@ -143,6 +143,11 @@ class Executor {
   // (PlanRun::inputs) has committed. Throws the first failure (of a task, a hook or the
   // executor itself); Execute records it and rethrows it to the caller.
   virtual AdmissionFigures Run(PlanRun& run) = 0;
+  // The run failed on this process before Run was called (the PlanRun could not start:
+  // on_start threw, the history could not open). An executor whose processes meet in Run
+  // tells the others here, so that they fail too rather than wait; others do nothing.
+  // Never throws.
+  virtual void Abandon() noexcept {}
 };
 
 // Which executor each Spec::executor name makes. Thread-safe.

@@ -19,7 +19,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "tessera/core/chunk_grid.hpp"
@@ -48,11 +51,40 @@ class SharedBlocks {
   virtual void Drop(Index block) = 0;
   // Where blocks not held here come from; an empty function: nowhere (one process).
   virtual void SetRemote(Fetch fetch) = 0;
-  // The blocks tasks of this process wrote since the last call (each once, complete).
+  // The blocks the calling thread's tasks wrote since its last call (each once,
+  // complete): a task runs on one thread, so its runner learns what it wrote alone,
+  // however many tasks of the op run at once.
   virtual std::vector<Index> TakeWritten() = 0;
   // The output's blocks (its dtype is the output's).
   virtual Index num_blocks() const = 0;
   virtual DType dtype() const = 0;
+};
+
+// What SharedBlocks::TakeWritten returns, kept per writing thread. Thread-safe.
+class BlocksWrittenByThread {
+ public:
+  // The calling thread wrote `block`.
+  void Add(Index block) {
+    const std::lock_guard lock(mutex_);
+    written_[std::this_thread::get_id()].push_back(block);
+  }
+  // What the calling thread wrote since its last Take.
+  std::vector<Index> Take() {
+    const std::lock_guard lock(mutex_);
+    const auto entry = written_.find(std::this_thread::get_id());
+    if (entry == written_.end()) return {};
+    std::vector<Index> blocks = std::move(entry->second);
+    written_.erase(entry);
+    return blocks;
+  }
+  void Clear() {
+    const std::lock_guard lock(mutex_);
+    written_.clear();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::thread::id, std::vector<Index>> written_;  // GUARDED_BY(mutex_)
 };
 
 }  // namespace tessera::planner
