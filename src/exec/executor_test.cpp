@@ -544,21 +544,20 @@ TEST(ThreadsExecutor, ReportsOpsInPlanOrderWhenTheyCommitOutOfOrder) {
   auto slow = std::make_shared<FakeOp>("slow", 1, &log);
   auto fast = std::make_shared<FakeOp>("fast", 1, &log);
   std::atomic<bool> slow_started{false};
-  std::atomic<bool> fast_done{false};
-  const auto wait_for = [](const std::atomic<bool>& flag) {
+  const auto wait_for = [](const std::function<bool()>& ready) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!flag && std::chrono::steady_clock::now() < deadline) {
+    while (!ready() && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   };
-  slow->set_body([&](std::int64_t) {  // runs until fast has run beside it
+  slow->set_body([&](std::int64_t) {  // runs until fast has run beside it and committed
     slow_started = true;
-    wait_for(fast_done);
+    wait_for([&log] {
+      const std::vector<std::string> events = log.events();
+      return std::find(events.begin(), events.end(), "commit fast") != events.end();
+    });
   });
-  fast->set_body([&](std::int64_t) {
-    wait_for(slow_started);
-    fast_done = true;
-  });
+  fast->set_body([&](std::int64_t) { wait_for([&] { return slow_started.load(); }); });
   const ExecutionReport report = Execute({slow, fast}, MakeSpec("threads", 2), Quiet());
   const std::vector<std::string> events = log.events();
   EXPECT_LT(std::find(events.begin(), events.end(), "commit fast"),
