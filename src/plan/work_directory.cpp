@@ -176,8 +176,11 @@ void CreateWorkDirectory(const fs::path& directory) {
                        "Spec::work_dir)");
   }
   const std::optional<Owner> owner = ParseName(directory.filename().string());
+  // The text first: the file is written at once when made (a kill in between leaves a
+  // folder whose marker is short, which is never taken for Tessera's).
+  const std::string text = MarkerText(directory.filename().string(), owner.value_or(Self()));
   std::ofstream marker(directory / kWorkDirectoryMarker, std::ios::binary);
-  marker << MarkerText(directory.filename().string(), owner.value_or(Self()));
+  marker << text;
   marker.close();
   if (!marker || !IsOwnWorkDirectory(directory)) {
     std::error_code ignored;
