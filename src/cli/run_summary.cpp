@@ -105,21 +105,22 @@ void WriteRunReport(std::ostream& out, const ExecutionReport& report) {
     tasks_width = std::max(tasks_width, tasks.back().size());
   }
   const auto row = [&](const std::string& name, const std::string& task_count,
-                       const std::string& projected, const std::string& measured,
-                       const std::string& seconds) {
+                       const std::string& at_once, const std::string& projected,
+                       const std::string& measured, const std::string& seconds) {
     out << "  " << std::left << std::setw(static_cast<int>(name_width)) << name << std::right
-        << std::setw(static_cast<int>(tasks_width) + 2) << task_count << std::setw(16) << projected
-        << std::setw(14) << measured << std::setw(10) << seconds << '\n';
+        << std::setw(static_cast<int>(tasks_width) + 2) << task_count << std::setw(9) << at_once
+        << std::setw(16) << projected << std::setw(14) << measured << std::setw(10) << seconds
+        << '\n';
   };
-  row("op", "tasks", "projected/task", "measured max", "seconds");
+  row("op", "tasks", "at once", "projected/task", "measured max", "seconds");
   for (std::size_t index = 0; index < report.ops.size(); ++index) {
     const OpReport& op = report.ops[index];
     std::ostringstream seconds;
     seconds << std::fixed << std::setprecision(2) << op.seconds;
     // A task's footprint: Tessera's buffers plus the fresh pages it touched outside them
     // (a codec's contexts, a kernel's allocations), so an overrun always shows here.
-    row(op.name, tasks[index], format_bytes(op.projected_mem), format_bytes(op.footprint_mem_max),
-        seconds.str());
+    row(op.name, tasks[index], std::to_string(op.max_tasks_at_once), format_bytes(op.projected_mem),
+        format_bytes(op.footprint_mem_max), seconds.str());
   }
   out << "Total " << std::fixed << std::setprecision(2) << report.seconds << " s; process peak RSS "
       << format_bytes(report.peak_rss_bytes) << "; allowed_mem " << format_bytes(report.allowed_mem)

@@ -539,6 +539,35 @@ TEST(ThreadsExecutor, ReportsWhatAdmissionLetRunAtOnce) {
   EXPECT_EQ(sync.max_admitted_mem, 400'000'000);
 }
 
+TEST(ThreadsExecutor, ReportsPerOpHowManyOfItsTasksRanAtOnce) {
+  // Under 1 GB: the 400 MB op's tasks run two at once, then the 600 MB op's one at a time.
+  Spec spec = MakeSpec("threads", 4);
+  spec.total_mem = 1'000'000'000;
+  auto small = std::make_shared<FakeOp>("small", 4);
+  small->mutable_info().projected_mem = 400'000'000 + 500;
+  std::atomic<int> running{0};
+  std::atomic<bool> paired{false};
+  small->set_body([&](std::int64_t) {  // waits (at most 5 s) until two have run together
+    if (++running >= 2) paired = true;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!paired && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    --running;
+  });
+  auto large = std::make_shared<FakeOp>("large", 3);
+  large->mutable_info().projected_mem = 600'000'000 + 500;
+  large->mutable_info().inputs = {0};
+  large->set_body([](std::int64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(5)); });
+  const ExecutionReport report = Execute({small, large}, spec, Quiet());
+  ASSERT_EQ(report.ops.size(), 2u);
+  EXPECT_EQ(report.ops[0].max_tasks_at_once, 2);
+  EXPECT_EQ(report.ops[1].max_tasks_at_once, 1);
+  const ExecutionReport sync = Execute({small, large}, MakeSpec("sync", 4), Quiet());
+  EXPECT_EQ(sync.ops[0].max_tasks_at_once, 1);
+  EXPECT_EQ(sync.ops[1].max_tasks_at_once, 1);
+}
+
 TEST(ThreadsExecutor, ReportsOpsInPlanOrderWhenTheyCommitOutOfOrder) {
   EventLog log;
   auto slow = std::make_shared<FakeOp>("slow", 1, &log);

@@ -61,11 +61,32 @@ void RunStep(const std::string& name, const char* what, Step&& step) {
   }
 }
 
+// The most of `tasks` whose spans overlap: a sweep over their starts and ends, an end
+// before a start at the same moment (spans are half-open).
+std::int64_t MostAtOnce(std::span<const TaskRecord> tasks) {
+  std::vector<std::pair<double, int>> edges;  // (moment, +1 start / -1 end)
+  for (const TaskRecord& record : tasks) {
+    if (record.skipped) continue;
+    edges.emplace_back(record.start_seconds, 1);
+    // A task too short for the clock still ran: its span is never empty.
+    edges.emplace_back(record.start_seconds + std::max(record.seconds, 1e-9), -1);
+  }
+  std::sort(edges.begin(), edges.end());
+  std::int64_t running = 0;
+  std::int64_t most = 0;
+  for (const auto& [moment, change] : edges) {
+    running += change;
+    most = std::max(most, running);
+  }
+  return most;
+}
+
 // Fills the op's summaries of its tasks that ran (skipped ones measured nothing).
 void SummarizeTasks(std::span<const TaskRecord> tasks, OpReport& op_report) {
   std::vector<std::int64_t> measured;
   std::vector<std::int64_t> unaccounted;
   std::vector<double> seconds;
+  op_report.max_tasks_at_once = MostAtOnce(tasks);
   for (const TaskRecord& record : tasks) {
     if (record.skipped) continue;
     measured.push_back(record.measured_mem);

@@ -208,6 +208,15 @@ def test_report_and_xarray_in_a_group(tessera_bin, tmp_path):
     assert result.stderr == ""  # --quiet: no progress
     text = result.stdout
     assert "projected/task" in text and "measured max" in text
+    # Per op, how many of its tasks ran at once: at least one, at most the run's most.
+    lines = text.splitlines()
+    header = next(i for i, line in enumerate(lines) if "projected/task" in line)
+    assert lines[header].split()[:4] == ["op", "tasks", "at", "once"], lines[header]
+    most = int(re.search(r"at most (\d+) tasks? at once", text).group(1))
+    rows = lines[header + 1:next(i for i, line in enumerate(lines) if line.startswith("Total"))]
+    assert rows, text
+    for row in rows:
+        assert 1 <= int(row.split()[2]) <= most, text
     assert "process peak RSS" in text
     assert f"Wrote {out} (Zarr v2, shape (48, 9, 11), chunks (5, 9, 11)" in text
 

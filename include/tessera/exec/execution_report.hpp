@@ -74,6 +74,10 @@ struct OpReport {
   // what the ops running beside it held too (an upper bound of the op's own).
   std::int64_t rss_growth_bytes = 0;
   int retries = 0;  // failed attempts that were retried
+  // The most of its tasks that ran at once (their records' spans, start_seconds to
+  // start_seconds + seconds, overlapping), over the tasks that ran; 0 when none ran. An
+  // op of small tasks runs more at once than one of large tasks under the same memory.
+  std::int64_t max_tasks_at_once = 0;
 };
 
 // One rank of an MPI run (executor "mpi"), as the run's leader gathered it.
