@@ -496,6 +496,20 @@ TEST_P(ExecutorTest, AFailedRunIsRecordedAsFailed) {
   EXPECT_NE(run->status.find("disk full"), std::string::npos) << run->status;
 }
 
+// A task body that waits (at most 5 s) until two tasks sharing it have run together.
+std::function<void(std::int64_t)> UntilTwoRanTogether() {
+  auto running = std::make_shared<std::atomic<int>>(0);
+  auto paired = std::make_shared<std::atomic<bool>>(false);
+  return [running, paired](std::int64_t) {
+    if (++*running >= 2) *paired = true;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!*paired && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    --*running;
+  };
+}
+
 TEST(ThreadsExecutor, RunsTasksConcurrently) {
   auto op = std::make_shared<FakeOp>("parallel", 8);
   EXPECT_EQ(MostConcurrentTasks(op, MakeSpec("threads", 2), std::chrono::seconds(5)), 2);
@@ -520,16 +534,7 @@ TEST(ThreadsExecutor, ReportsWhatAdmissionLetRunAtOnce) {
   spec.total_mem = 1'000'000'000;
   auto op = std::make_shared<FakeOp>("400MB", 6);
   op->mutable_info().projected_mem = 400'000'000 + 500;
-  std::atomic<int> running{0};
-  std::atomic<bool> paired{false};
-  op->set_body([&](std::int64_t) {  // waits (at most 5 s) until two have run together
-    if (++running >= 2) paired = true;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!paired && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    --running;
-  });
+  op->set_body(UntilTwoRanTogether());
   const ExecutionReport report = Execute({op}, spec, Quiet());
   EXPECT_EQ(report.admission_capacity, 1'000'000'000 - 500);
   EXPECT_EQ(report.max_tasks_at_once, 2);
@@ -545,16 +550,7 @@ TEST(ThreadsExecutor, ReportsPerOpHowManyOfItsTasksRanAtOnce) {
   spec.total_mem = 1'000'000'000;
   auto small = std::make_shared<FakeOp>("small", 4);
   small->mutable_info().projected_mem = 400'000'000 + 500;
-  std::atomic<int> running{0};
-  std::atomic<bool> paired{false};
-  small->set_body([&](std::int64_t) {  // waits (at most 5 s) until two have run together
-    if (++running >= 2) paired = true;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!paired && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    --running;
-  });
+  small->set_body(UntilTwoRanTogether());
   auto large = std::make_shared<FakeOp>("large", 3);
   large->mutable_info().projected_mem = 600'000'000 + 500;
   large->mutable_info().inputs = {0};

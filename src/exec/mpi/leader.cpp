@@ -531,9 +531,7 @@ void Leader::Commit(int op) {
   // every order sent to it before; then the followers (which open what it moved).
   progress.state = State::kCommitOrdered;
   progress.acks_left = 1;
-  Writer order;
-  order.Put(Order::kCommit).Put<std::int32_t>(op);
-  SendOrder(0, order.Take());
+  OrderCommit(0, op);
   // Inputs whose last reader this is are released by each rank's commit: the directory
   // forgets their blocks now, so that it orders nothing more about them.
   for (const int input : run_.inputs(op)) {
@@ -547,6 +545,12 @@ void Leader::Commit(int op) {
   }
 }
 
+void Leader::OrderCommit(int rank, int op) {
+  Writer order;
+  order.Put(Order::kCommit).Put<std::int32_t>(op);
+  SendOrder(rank, order.Take());
+}
+
 void Leader::CommitAcknowledged(int rank, int op) {
   OpProgress& progress = ops_[static_cast<std::size_t>(op)];
   if (progress.state != State::kCommitOrdered || progress.acks_left <= 0) {
@@ -557,11 +561,7 @@ void Leader::CommitAcknowledged(int rank, int op) {
   const int count = static_cast<int>(ranks_.size());
   if (rank == 0 && count > 1) {
     progress.acks_left = count - 1;
-    for (int follower = 1; follower < count; ++follower) {
-      Writer order;
-      order.Put(Order::kCommit).Put<std::int32_t>(op);
-      SendOrder(follower, order.Take());
-    }
+    for (int follower = 1; follower < count; ++follower) OrderCommit(follower, op);
     return;
   }
   // Every rank committed it: ops reading it may start.

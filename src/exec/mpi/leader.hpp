@@ -138,6 +138,7 @@ class Leader {
   void Missing(int holder, int op, Index block, int to, const Region& region);
   void BeginCommit(int op);
   void Commit(int op);
+  void OrderCommit(int rank, int op);
   // Rank `rank` committed op `op` (Report::kCommitted).
   void CommitAcknowledged(int rank, int op);
   void Finish();

@@ -52,6 +52,20 @@ long long ParseWhole(const std::string& name, const std::string& value, long lon
   return parsed;
 }
 
+// Across machines without a shared work_dir (the system temp dir is one machine's), an
+// op keeping its output in files could not be read by every rank: refused before it runs.
+void RefuseFilesOnOneMachine(const PlanRun& run) {
+  for (const auto& op : run.ops()) {
+    if (op->info().tier == Tier::kDisk || op->info().tier == Tier::kMixed) {
+      throw InvalidArgument(
+          "executor \"mpi\": the ranks run on several machines and op \"" + op->info().name +
+          "\" keeps its output in files, but work_dir is not set (the system temp dir is one "
+          "machine's): set work_dir (--work-dir, Spec::work_dir) to a folder every rank "
+          "reaches");
+    }
+  }
+}
+
 LeaderOptions ParseOptions(const Spec& spec) {
   LeaderOptions options;
   DirectoryOptions& directory = options.directory;
@@ -151,17 +165,7 @@ AdmissionFigures MpiExecutor::Run(PlanRun& run) {
   const MpiWorld& world = MpiWorld::Get();
   Channel channel(world);
   const std::vector<RankSetup> setups = Meet(&run, channel);
-  if (!shared_work_dir_) {
-    for (const auto& op : run.ops()) {
-      if (op->info().tier == Tier::kDisk || op->info().tier == Tier::kMixed) {
-        throw InvalidArgument(
-            "executor \"mpi\": the ranks run on several machines and op \"" + op->info().name +
-            "\" keeps its output in files, but work_dir is not set (the system temp dir is "
-            "one machine's): set work_dir (--work-dir, Spec::work_dir) to a folder every "
-            "rank reaches");
-      }
-    }
-  }
+  if (!shared_work_dir_) RefuseFilesOnOneMachine(run);
 
   // Each rank starts its threads (and rank 0 its leader); they go on only if all did.
   Outbox outbox;
@@ -214,21 +218,17 @@ AdmissionFigures MpiExecutor::Run(PlanRun& run) {
   auto idle = std::chrono::microseconds(0);
   while (!over()) {
     bool handled = false;
-    try {
+    try {  // a failure ends this round; the next round goes on with the messages left
       send(idle);
       channel.Flush();
       while (std::optional<Message> message = channel.Poll()) {
         handled = true;
-        try {
-          if (message->tag == kTagReport && leader) {
-            leader->HandleReport(*message);
-          } else if (message->tag == kTagControl) {
-            agent->HandleOrder(*message);
-          } else if (message->tag == kTagData) {
-            agent->HandleData(*message);
-          }
-        } catch (...) {
-          fault(std::current_exception());
+        if (message->tag == kTagReport && leader) {
+          leader->HandleReport(*message);
+        } else if (message->tag == kTagControl) {
+          agent->HandleOrder(*message);
+        } else if (message->tag == kTagData) {
+          agent->HandleData(*message);
         }
         if (over()) break;
       }

@@ -203,8 +203,9 @@ void RankAgent::OpPrepared(int op) {
 }
 
 std::int64_t RankAgent::HeldBytes(int op) {
+  // Not compute()'s result: it is every rank's whole, and Held would copy each block.
+  if (!HeldInMemory(*run_.ops()[static_cast<std::size_t>(op)])) return 0;
   SharedBlocks* blocks = BlocksOf(op);
-  if (blocks == nullptr) return 0;
   std::int64_t held = 0;
   for (Index block = 0; block < blocks->num_blocks(); ++block) {
     if (const auto values = blocks->Held(block)) held += values->nbytes();
@@ -253,8 +254,7 @@ void RankAgent::HandleOrder(const Message& message) {
       // (the leader's own on rank 0, a follower's elsewhere) and its releases.
       const int op = reader.Get<std::int32_t>();
       try {
-        const std::int64_t held =
-            HeldInMemory(*run_.ops()[static_cast<std::size_t>(op)]) ? HeldBytes(op) : 0;
+        const std::int64_t held = HeldBytes(op);
         run_.CommitOp(op);
         Writer report;
         report.Put(Report::kCommitted).Put<std::int32_t>(op).Put(held);
