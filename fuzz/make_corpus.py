@@ -8,6 +8,8 @@ corpus/chunk: numcodecs frames behind fuzz_chunk_decode's 7-byte codec header, s
     (whole, or one inner chunk to splice) behind its 6-byte sharded-array header, and
     shard indexes behind its 5-byte index header (the layouts: fuzz_chunk_decode.cpp).
 corpus/expression: calculator expressions (`tessera calc`), good and bad.
+corpus/graph: plan graphs as the graph codec writes them (CBOR; the format:
+    src/plan/graph_codec.cpp), with no stored source (none would exist when fuzzing).
 Each seed is a few KB at most, so the repository stays small.
 """
 import os
@@ -345,11 +347,83 @@ def expression_corpus():
         write("expression", name, text.encode())
 
 
+def cbor(value):
+    """The CBOR of a dict, list, str, bytes, bool, None or int (what the codec writes)."""
+    def head(major, length):
+        if length < 24:
+            return bytes([major << 5 | length])
+        for extra, size in ((24, 1), (25, 2), (26, 4), (27, 8)):
+            if length < 1 << (8 * size):
+                return bytes([major << 5 | extra]) + length.to_bytes(size, "big")
+        raise ValueError(length)
+    if value is None:
+        return b"\xf6"
+    if isinstance(value, bool):
+        return b"\xf5" if value else b"\xf4"
+    if isinstance(value, int):
+        return head(0, value) if value >= 0 else head(1, -1 - value)
+    if isinstance(value, str):
+        return head(3, len(value.encode())) + value.encode()
+    if isinstance(value, bytes):
+        return head(2, len(value)) + value
+    if isinstance(value, list):
+        return head(4, len(value)) + b"".join(cbor(item) for item in value)
+    return head(5, len(value)) + b"".join(cbor(k) + cbor(v) for k, v in sorted(value.items()))
+
+
+def double_bits(value):
+    return struct.unpack("<Q", struct.pack("<d", value))[0]
+
+
+def node(kind, op, dtype, shape, chunks, inputs=(), **detail):
+    return dict(kind=kind, op=op, dtype=dtype, shape=list(shape), chunks=list(chunks),
+                inputs=list(inputs), **detail)
+
+
+def graph(nodes, outputs):
+    return cbor({"format": "tessera-graph", "version": 1, "nodes": nodes,
+                 "outputs": [{"node": index, "target": None} for index in outputs]})
+
+
+def graph_corpus():
+    data = np.arange(6, dtype="<f8").reshape(2, 3).tobytes()
+    write("graph", "elementwise", graph([
+        node("in_memory", "asarray", "float64", (2, 3), (1, 3), data=data),
+        node("constant", "ones", "float64", (2, 3), (1, 3), value={"float": double_bits(1.0)}),
+        node("binary", "add", "float64", (2, 3), (1, 3), (0, 1)),
+        node("arange", "arange", "int16", (3,), (2,), start=double_bits(0.5),
+             step=double_bits(1.0)),
+        node("astype", "astype", "float32", (3,), (2,), (3,)),
+        node("unary", "exp", "float32", (3,), (2,), (4,)),
+        node("astype", "astype", "float64", (3,), (2,), (5,)),
+        node("broadcast", "broadcast_to", "float64", (2, 3), (1, 2), (6,)),
+        node("binary", "greater", "bool", (2, 3), (1, 3), (2, 7)),
+        node("where", "where", "float64", (2, 3), (1, 3), (8, 2, 7)),
+    ], [9, 2]))
+    write("graph", "planned_alone", graph([
+        node("random", "random", "float64", (4, 6), (2, 3), seed=7),
+        node("astype", "astype", "float64", (4, 6), (2, 3), (0,)),
+        node("rechunk", "rechunk", "float64", (4, 6), (4, 1), (1,)),
+        node("reduce", "sum", "float64", (6,), (1,), (2,), reduction="sum", axes=[0],
+             keepdims=False, correction=double_bits(0.0)),
+        node("gather", "gather", "float64", (6, 4), (3, 2), (1,),
+             index_map={"join_axis": 0, "sources": [{
+                 "axes": [[1, 0, 1, 1, 0, None], [0, 3, -1, 1, 0, [3, 1, 0, 2]]],
+                 "fixed": [-1, -1], "begin": 0, "end": 6}]}),
+        node("contract", "matmul", "float64", (4, 4), (2, 2), (1, 4),
+             contraction={"num_batch": 0, "a_dims": [0, -1], "b_dims": [-1, 1]}),
+        node("reshape", "reshape", "float64", (4, 2, 3), (2, 1, 3), (1,)),
+        node("constant", "full", "complex128", (), (),
+             value={"complex": [double_bits(1.5), double_bits(-2.0)]}),
+    ], [3, 5, 6, 7]))
+
+
 if __name__ == "__main__":
-    for folder in ("metadata", "chunk", "expression"):
+    for folder in ("metadata", "chunk", "expression", "graph"):
         os.makedirs(os.path.join(HERE, "corpus", folder), exist_ok=True)
     metadata_corpus()
     v3_metadata_corpus()
     chunk_corpus()
     shard_corpus()
     expression_corpus()
+    graph_corpus()

@@ -20,7 +20,8 @@ only=("$@")
 source_dir="$(cd "$(dirname "$0")" && pwd)"
 
 # target:corpus folder
-targets=("fuzz_zarr_metadata:metadata" "fuzz_chunk_decode:chunk" "fuzz_expression:expression")
+targets=("fuzz_zarr_metadata:metadata" "fuzz_chunk_decode:chunk" "fuzz_expression:expression"
+         "fuzz_graph_codec:graph")
 
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT

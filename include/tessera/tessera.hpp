@@ -33,6 +33,7 @@
 #include "tessera/core/type_promotion.hpp"
 #include "tessera/core/warning.hpp"
 #include "tessera/exec/execution_report.hpp"
+#include "tessera/exec/remote_tasks.hpp"
 #include "tessera/memory/history.hpp"
 #include "tessera/memory/process_memory.hpp"
 #include "tessera/plan/block_function.hpp"

@@ -34,6 +34,7 @@ void BindPlan(nb::module_& m);
 void BindStorage(nb::module_& m);
 void BindHistory(nb::module_& m);
 void BindMapBlocks(nb::module_& m);
+void BindRemote(nb::module_& m);
 
 // What numpy.dtype(value) names ("float32", np.float32, a numpy dtype, ...) as a DType.
 // InvalidArgument for a dtype Tessera does not hold.

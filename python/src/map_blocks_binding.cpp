@@ -54,9 +54,41 @@ BlockFunction Kernel(PythonFunction function, bool block_id, DType dtype) {
   };
 }
 
+// What another process rebuilds the kernel from (the dask and ray executors' workers):
+// cloudpickle of (function, block_id), made only when a plan is sent.
+FunctionRecipe Recipe(PythonFunction function, bool block_id) {
+  return [function, block_id]() -> std::string {
+    nb::gil_scoped_acquire acquire;
+    try {
+      const nb::bytes pickled = nb::cast<nb::bytes>(
+          nb::module_::import_("cloudpickle").attr("dumps")(nb::make_tuple(*function, block_id)));
+      return std::string(pickled.c_str(), pickled.size());
+    } catch (nb::python_error& error) {
+      throw InvalidArgument(std::string("map_blocks: the function cannot be sent to worker "
+                                        "processes (it must be picklable by cloudpickle): ") +
+                            error.what());
+    }
+  };
+}
+
+// Rebuilds a kernel from its Recipe in a worker process.
+BlockFunction LoadKernel(std::string_view recipe, DType dtype) {
+  nb::gil_scoped_acquire acquire;
+  try {
+    const nb::tuple loaded = nb::cast<nb::tuple>(
+        nb::module_::import_("cloudpickle").attr("loads")(nb::bytes(recipe.data(), recipe.size())));
+    return Kernel(Share(nb::borrow(loaded[0])), nb::cast<bool>(loaded[1]), dtype);
+  } catch (nb::python_error& error) {
+    throw FormatError(std::string("map_blocks: the function sent with the plan could not be "
+                                  "loaded here (install the modules it uses on every worker): ") +
+                      error.what());
+  }
+}
+
 }  // namespace
 
 void BindMapBlocks(nb::module_& m) {
+  SetFunctionLoader(LoadKernel);
   m.def(
       "map_blocks",
       [](nb::object function, const nb::args& arrays, nb::handle dtype,
@@ -74,8 +106,11 @@ void BindMapBlocks(nb::module_& m) {
             "." +
             nb::cast<std::string>(
                 nb::str(nb::getattr(function, "__qualname__", nb::repr(function))));
-        return map_blocks(Kernel(Share(function), TakesBlockId(function), type), inputs, type,
-                          extra_projected_mem + copies, std::move(identity));
+        const PythonFunction shared = Share(function);
+        const bool block_id = TakesBlockId(function);
+        return map_blocks(Kernel(shared, block_id, type), inputs, type,
+                          extra_projected_mem + copies, std::move(identity),
+                          Recipe(shared, block_id));
       },
       nb::arg("func"), nb::arg("arrays"), nb::kw_only(), nb::arg("dtype") = nb::none(),
       nb::arg("extra_projected_mem") = 0,

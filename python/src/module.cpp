@@ -19,4 +19,5 @@ NB_MODULE(_tessera, m) {
   BindStorage(m);
   BindHistory(m);
   BindMapBlocks(m);
+  BindRemote(m);
 }

@@ -48,6 +48,10 @@ void BindPlan(nb::module_& m) {
       .def_prop_ro("tier", [](const OpInfo& op) { return std::string(TierName(op.tier)); })
       .def_ro("concurrency", &OpInfo::concurrency)
       .def_ro("memory_size", &OpInfo::memory_size)
+      .def_ro("fingerprint", &OpInfo::fingerprint)
+      .def_ro("estimate_from_history", &OpInfo::estimate_from_history)
+      .def_ro("learned_mem", &OpInfo::learned_mem)
+      .def_ro("learned_run", &OpInfo::learned_run)
       .def_ro("fused", &OpInfo::fused)
       .def("__repr__", [](const OpInfo& op) {
         return "OpInfo(" + op.name + ", " + std::string(OpKindName(op.kind)) + ", " +

@@ -25,12 +25,12 @@ std::string SizeText(nb::handle value, const char* name) {
 }  // namespace
 
 void BindSpec(nb::module_& m) {
-  nb::class_<Spec>(
-      m, "Spec",
-      "The resources a computation may use: allowed_mem per task (bytes, a size "
-      "string, or \"auto\" for the smallest that runs the plan), reserved_mem, "
-      "total_mem (None: detected), work_dir, executor (\"threads\", \"sync\" or \"mpi\" "
-      "under mpirun), executor_options (a dict), max_workers.")
+  nb::class_<Spec>(m, "Spec",
+                   "The resources a computation may use: allowed_mem per task (bytes, a size "
+                   "string, or \"auto\" for the smallest that runs the plan), reserved_mem, "
+                   "total_mem (None: detected), work_dir, executor (\"threads\", \"sync\", \"mpi\" "
+                   "under mpirun, \"dask\" on a distributed.Client, \"ray\" after ray.init()), "
+                   "executor_options (a dict; {\"client\": client} for dask), max_workers.")
       .def(
           "__init__",
           [](Spec* spec, nb::handle work_dir, nb::handle allowed_mem, nb::handle reserved_mem,
@@ -61,8 +61,16 @@ void BindSpec(nb::module_& m) {
                     "{\"min_replicas\": 2}");
               }
               for (auto [name, value] : nb::borrow<nb::dict>(executor_options)) {
+                // A Python object (a distributed.Client) stays in Python, named by a token
+                // the executor's launcher resolves (tessera._cluster.keep_option).
+                const bool plain =
+                    nb::isinstance<nb::str>(value) || nb::isinstance<nb::int_>(value) ||
+                    nb::isinstance<nb::float_>(value) || nb::isinstance<nb::bool_>(value);
                 spec->executor_options[nb::cast<std::string>(nb::str(name))] =
-                    nb::cast<std::string>(nb::str(value));
+                    plain
+                        ? nb::cast<std::string>(nb::str(value))
+                        : nb::cast<std::string>(
+                              nb::module_::import_("tessera._cluster").attr("keep_option")(value));
               }
             }
             spec->validate();

@@ -5,6 +5,7 @@
 #include "tessera/core/errors.hpp"
 #include "tessera/exec/internal/executor.hpp"
 #include "tessera/plan/internal/node.hpp"
+#include "tessera/plan/internal/plan_recipe.hpp"
 #include "tessera/plan/target_files.hpp"
 
 namespace tessera {
@@ -21,6 +22,7 @@ const Spec& CommonSpec(const std::vector<Array>& outputs) {
 std::vector<NDArray> Run(FinalizedPlan& plan, std::size_t results, const ComputeOptions& options) {
   ExecuteOptions execute = options.execute;
   if (execute.label.empty()) execute.label = "compute";
+  execute.plan_recipe = [&plan] { return planner::EncodePlanRecipe(plan); };
   ExecutionReport report = Execute(plan.executable_ops(), plan.spec(), execute);
   if (options.report != nullptr) *options.report = std::move(report);
   std::vector<NDArray> values;
@@ -75,6 +77,7 @@ void ToZarr(const Array& array, ZarrTarget target, const ToZarrOptions& options)
   ExecuteOptions execute = options.compute.execute;
   execute.resume = execute.resume || options.resume;
   if (execute.label.empty()) execute.label = "to_zarr";
+  execute.plan_recipe = [&plan] { return planner::EncodePlanRecipe(plan); };
   ExecutionReport report;
   try {
     report = Execute(plan.executable_ops(), plan.spec(), execute);

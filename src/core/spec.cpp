@@ -266,9 +266,11 @@ void Spec::validate() const {
                           ") is smaller than allowed_mem (" + format_bytes(allowed_mem) +
                           "): no task could ever run; raise total_mem or lower allowed_mem");
   }
-  if (executor != "sync" && executor != "threads" && executor != "mpi") {
+  if (executor != "sync" && executor != "threads" && executor != "mpi" && executor != "dask" &&
+      executor != "ray") {
     throw InvalidArgument("Spec executor \"" + executor +
-                          "\" is unknown: expected sync, threads or mpi");
+                          "\" is unknown: expected sync, threads, mpi, dask or ray (dask and "
+                          "ray from Python)");
   }
   if (max_workers < 0) {
     throw InvalidArgument("Spec max_workers must be >= 0, got " + std::to_string(max_workers));
@@ -281,6 +283,8 @@ std::int64_t Spec::effective_total_mem() const {
   if (executor == "mpi") return JoinCluster().total_mem;
   return detect_total_mem();
 }
+
+bool Spec::keeps_intermediates_in_memory() const { return executor != "dask" && executor != "ray"; }
 
 int Spec::effective_max_workers() const { return effective_max_workers(HardwareThreads()); }
 

@@ -36,6 +36,10 @@ void RegisterBuiltinExecutors(ExecutorRegistry& registry) {
       "was not built: MPI was not found when this Tessera was built (install "
       "libopenmpi-dev and openmpi-bin, then rebuild)");
 #endif
+  // Python's tessera module registers them (exec/internal/remote_executor.hpp) on import.
+  for (const char* name : {"dask", "ray"}) {
+    registry.RegisterUnavailable(name, "runs from Python only");
+  }
 }
 
 ExecutorRegistry& ExecutorRegistry::Global() {

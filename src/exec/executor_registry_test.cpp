@@ -145,9 +145,14 @@ constexpr bool kWithMpi = false;
 const std::vector<std::string> kBuiltIn = kWithMpi
                                               ? std::vector<std::string>{"mpi", "sync", "threads"}
                                               : std::vector<std::string>{"sync", "threads"};
-const std::string kMpiUnavailable =
-    " (\"mpi\" was not built: MPI was not found when this Tessera was built (install "
-    "libopenmpi-dev and openmpi-bin, then rebuild))";
+const std::string kMpiNotBuilt =
+    "\"mpi\" was not built: MPI was not found when this Tessera was built (install "
+    "libopenmpi-dev and openmpi-bin, then rebuild)";
+// What a refusal lists after the executors it can make: those it cannot, and why.
+const std::string kUnavailable =
+    kWithMpi
+        ? " (\"dask\" runs from Python only, \"ray\" runs from Python only)"
+        : " (\"dask\" runs from Python only, " + kMpiNotBuilt + ", \"ray\" runs from Python only)";
 
 TEST(ExecutorRegistry, KnowsTheBuiltInExecutors) {
   EXPECT_EQ(exec::ExecutorRegistry::Global().names(), kBuiltIn);
@@ -175,12 +180,13 @@ std::string Refusal(const exec::ExecutorRegistry& registry, const std::string& e
 TEST(ExecutorRegistry, RefusesAnUnknownNameNamingTheKnownOnes) {
   const exec::ExecutorRegistry& global = exec::ExecutorRegistry::Global();
   if (kWithMpi) {
-    EXPECT_EQ(Refusal(global, "gpu"),
-              "unknown executor \"gpu\"; valid executors: \"mpi\", \"sync\", \"threads\"");
+    EXPECT_EQ(
+        Refusal(global, "gpu"),
+        "unknown executor \"gpu\"; valid executors: \"mpi\", \"sync\", \"threads\"" + kUnavailable);
     // Making it starts MPI (src/exec/mpi's tests do, under mpirun).
   } else {
     EXPECT_EQ(Refusal(global, "gpu"),
-              "unknown executor \"gpu\"; valid executors: \"sync\", \"threads\"" + kMpiUnavailable);
+              "unknown executor \"gpu\"; valid executors: \"sync\", \"threads\"" + kUnavailable);
     EXPECT_EQ(Refusal(global, "mpi"),
               "executor \"mpi\" was not built: MPI was not found when this Tessera was built "
               "(install libopenmpi-dev and openmpi-bin, then rebuild); use \"sync\" (one task "
@@ -195,12 +201,17 @@ TEST(ExecutorRegistry, RefusesAnUnknownNameNamingTheKnownOnes) {
   registry.Register("reverse", "last task first",
                     [&](const Spec&) { return std::make_unique<ReverseExecutor>(&order); });
   RegisterBuiltinExecutors(registry);
+  EXPECT_EQ(Refusal(registry, "gpu"),
+            (kWithMpi ? "unknown executor \"gpu\"; valid executors: \"mpi\", \"reverse\", "
+                        "\"sync\", \"threads\""
+                      : "unknown executor \"gpu\"; valid executors: \"reverse\", \"sync\", "
+                        "\"threads\"") +
+                kUnavailable);
   EXPECT_EQ(Refusal(registry, "dask"),
-            kWithMpi ? "unknown executor \"dask\"; valid executors: \"mpi\", \"reverse\", "
-                       "\"sync\", \"threads\""
-                     : "unknown executor \"dask\"; valid executors: \"reverse\", \"sync\", "
-                       "\"threads\"" +
-                           kMpiUnavailable);
+            std::string("executor \"dask\" runs from Python only; use ") +
+                (kWithMpi ? "\"mpi\" (tasks on the ranks of an MPI job), " : "") +
+                "\"reverse\" (last task first), \"sync\" (one task at a time) or \"threads\" "
+                "(tasks in parallel on this machine)");
   EXPECT_EQ(Refusal(registry, "reverse"), "made reverse");
   EXPECT_TRUE(registry.Unregister("reverse"));
   EXPECT_FALSE(registry.Unregister("reverse"));

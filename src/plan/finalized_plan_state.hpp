@@ -10,12 +10,15 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "op_output.hpp"
 #include "output_op.hpp"
+#include "tessera/memory/history.hpp"
 #include "tessera/plan/finalized_plan.hpp"
 
 namespace tessera::planner {
@@ -79,6 +82,14 @@ struct FinalizedPlan::State {
   // What the plan does against the spec's limits because an option allowed it.
   std::vector<std::string> warnings;
   std::vector<planner::PassRecord> passes;  // in the order they ran
+
+  // What the plan was made from, as plan_recipe.hpp sends it to other processes: the
+  // outputs, spec (allowed_mem "auto" as asked) and options Finalize was given, and what
+  // history answered for each step's fingerprint (nullopt: nothing).
+  std::vector<PlanOutput> requested;
+  Spec requested_spec;
+  PlanOptions requested_options;
+  std::map<std::string, std::optional<LearnedFootprint>> learned;
 
   // Views of `ops` the public accessors return by reference (FinalizedPlan::ops(),
   // executable_ops()): made once by Seal(), after the last pass, never edited.

@@ -426,7 +426,8 @@ std::string KernelIdentity(const BlockFunction& fn) {
 }  // namespace
 
 NodePtr MakeMapBlocks(BlockFunction fn, std::vector<NodePtr> inputs, Shape shape, Shape chunks,
-                      DType dtype, std::int64_t extra_projected_mem, std::string identity) {
+                      DType dtype, std::int64_t extra_projected_mem, std::string identity,
+                      FunctionRecipe recipe) {
   if (!fn) throw InvalidArgument("map_blocks: the function is empty");
   if (extra_projected_mem < 0) {
     throw InvalidArgument("map_blocks: extra_projected_mem must be >= 0, got " +
@@ -446,6 +447,7 @@ NodePtr MakeMapBlocks(BlockFunction fn, std::vector<NodePtr> inputs, Shape shape
   detail.identity = identity.empty() ? KernelIdentity(fn) : std::move(identity);
   detail.function = std::move(fn);
   detail.extra_projected_mem = extra_projected_mem;
+  detail.recipe = std::move(recipe);
   return MakeNode(NodeKind::kMapBlocks, "map_blocks", std::move(shape), std::move(chunks), dtype,
                   std::move(inputs), std::move(detail));
 }

@@ -46,6 +46,8 @@ struct NodeDetail {
   BlockFunction function;
   std::int64_t extra_projected_mem = 0;
   std::string identity;
+  // How another process rebuilds `function` (graph_codec.hpp); empty: it cannot.
+  FunctionRecipe recipe;
 };
 
 }  // namespace tessera::planner

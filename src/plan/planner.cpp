@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include "budget_that_plans.hpp"
 #include "finalized_plan_state.hpp"
 #include "passes/pass_manager.hpp"
+#include "passes/plan_context.hpp"
 #include "smallest_budget.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/memory/history.hpp"
@@ -38,31 +40,53 @@ bool SmallestBudgetForced() {
 
 }  // namespace
 
-FinalizedPlan Finalize(const std::vector<PlanOutput>& outputs, const Spec& spec,
-                       const PlanOptions& options) {
+namespace planner {
+
+FinalizedPlan FinalizeInSession(const std::vector<PlanOutput>& outputs, const Spec& spec,
+                                const PlanOptions& options, std::shared_ptr<PlanSession> session) {
   spec.validate();
-  planner::CheckWorkDirectoryBase(spec);  // before any work: a missing, file or unwritable work_dir
-  // Opened once, to read only: planning never creates, migrates or writes history.
+  CheckWorkDirectoryBase(spec);  // before any work: a missing, file or unwritable work_dir
+  // Opened once, to read only: planning never creates, migrates or writes history. A
+  // remade plan reads the answers it was given instead.
   std::shared_ptr<HistoryDatabase> history;
-  if (const std::optional<std::filesystem::path> path = ResolveHistoryPath(spec.history)) {
-    history = HistoryDatabase::OpenToRead(*path);
+  if (!session->learned_given) {
+    if (const std::optional<std::filesystem::path> path = ResolveHistoryPath(spec.history)) {
+      history = HistoryDatabase::OpenToRead(*path);
+    }
   }
-  const planner::PassManager passes;
+  const PassManager passes;
   passes.DisabledPasses(options);  // an unknown or required pass is refused before any work
-  const auto session = std::make_shared<planner::PlanSession>();
   const auto plan_at = [&](const Spec& budget, std::int64_t choice_budget) {
-    planner::PlanContext context(outputs, budget, options, history, choice_budget, session);
+    PlanContext context(outputs, budget, options, history, choice_budget, session);
     passes.Run(context);
     return context.state;
   };
+  std::shared_ptr<FinalizedPlan::State> state;
   if (!spec.allowed_mem_is_auto() && !SmallestBudgetForced()) {
     try {
-      return FinalizedPlan(plan_at(spec, 0));
+      state = plan_at(spec, 0);
     } catch (const MemoryBudgetError& refused) {
-      planner::ThrowNamingABudgetThatPlans(refused, spec, plan_at);
+      ThrowNamingABudgetThatPlans(refused, spec, plan_at);
     }
+  } else {
+    state = PlanWithSmallestBudget(spec, plan_at);
   }
-  return FinalizedPlan(planner::PlanWithSmallestBudget(spec, plan_at));
+  state->requested = outputs;
+  state->requested_spec = spec;
+  state->requested_options = options;
+  {
+    const std::lock_guard lock(session->learned_mutex);
+    state->learned.insert(session->learned.begin(), session->learned.end());
+  }
+  return FinalizedPlan(std::move(state));
+}
+
+}  // namespace planner
+
+FinalizedPlan Finalize(const std::vector<PlanOutput>& outputs, const Spec& spec,
+                       const PlanOptions& options) {
+  return planner::FinalizeInSession(outputs, spec, options,
+                                    std::make_shared<planner::PlanSession>());
 }
 
 }  // namespace tessera

@@ -24,8 +24,11 @@
 
 namespace tessera {
 
-// The output has the first input's shape and chunks.
+// The output has the first input's shape and chunks. `recipe` (block_function.hpp) is
+// how another process rebuilds fn: without one, plans reading the result run in this
+// process only (executors "threads", "sync", "mpi"), not on Dask or Ray workers.
 Array map_blocks(BlockFunction fn, const std::vector<Array>& inputs, DType dtype,
-                 std::int64_t extra_projected_mem = 0, std::string identity = "");
+                 std::int64_t extra_projected_mem = 0, std::string identity = "",
+                 FunctionRecipe recipe = {});
 
 }  // namespace tessera

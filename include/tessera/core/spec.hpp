@@ -31,7 +31,7 @@ struct Spec {
   std::int64_t reserved_mem = 0;     // per worker baseline, bytes
   std::int64_t total_mem = 0;        // 0 = detect (cgroup limit or physical RAM)
   std::string work_dir;              // an existing writable folder; "" = the system temp dir
-  std::string executor = "threads";  // "sync", "threads", "mpi"
+  std::string executor = "threads";  // "sync", "threads", "mpi"; from Python "dask", "ray"
   // The executor's own settings, by name; the executor refuses names it does not know
   // (the "mpi" executor's: tessera/exec mpi_executor.hpp, docs/mpi.md).
   std::map<std::string, std::string> executor_options;
@@ -70,6 +70,10 @@ struct Spec {
   // total_mem, or the detected memory when total_mem is 0: with executor "mpi", that of
   // every rank together (JoinCluster, tessera/core/cluster.hpp; collective the first time).
   std::int64_t effective_total_mem() const;
+  // Whether a plan may keep intermediates in memory: not when its tasks run in worker
+  // processes that share nothing but storage (executor "dask" or "ray"), where they go
+  // through work_dir instead.
+  bool keeps_intermediates_in_memory() const;
   // max_workers, or the hardware concurrency when 0 (at least 1). For the test suite's
   // configuration reruns the environment variable TESSERA_FORCE_WORKERS=N (N >= 1)
   // overrides both (docs/testing.md); any other value of it throws InvalidArgument.

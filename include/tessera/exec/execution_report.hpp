@@ -153,6 +153,9 @@ struct ExecuteOptions {
   // Record the run in the spec's history database (Spec::history), op by op.
   bool record_history = true;
   std::string label;  // what the run is, for history: "compute", "to_zarr", ...
+  // The plan as other processes remake it (plan/internal/plan_recipe.hpp), for executors
+  // whose tasks run elsewhere (Dask, Ray); compute and to_zarr set it. Called at most once.
+  std::function<std::string()> plan_recipe;
 };
 
 // Runs task `task` of op `op` (an index into plan.ops()) of a finalized plan on the

@@ -34,6 +34,11 @@ struct PlanOutput {
   std::optional<ZarrTarget> target;  // nullopt: an in-memory result
 };
 
+class FinalizedPlan;
+namespace planner {
+std::string EncodePlanRecipe(const FinalizedPlan& plan);  // plan/internal/plan_recipe.hpp
+}
+
 class FinalizedPlan {
  public:
   struct State;
@@ -82,6 +87,8 @@ class FinalizedPlan {
   NDArray TakeResult(std::size_t index);
 
  private:
+  friend std::string planner::EncodePlanRecipe(const FinalizedPlan& plan);
+
   std::shared_ptr<State> state_;
 };
 

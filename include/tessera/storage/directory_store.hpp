@@ -25,6 +25,8 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "tessera/storage/file_ops.hpp"
 #include "tessera/storage/store.hpp"
@@ -65,6 +67,9 @@ class DirectoryStore final : public Store {
   // when a writer renames a new one over it.
   std::unique_ptr<OpenedValue> OpenForReads(std::string_view key) const override;
   std::string Describe() const override { return root_.string(); }
+  // The root, absolute: DirectoryStore::Open of it (with create = false) in another
+  // process of this machine, or of one sharing the filesystem, opens the same store.
+  std::optional<std::string> Location() const override;
 
   const std::filesystem::path& root() const { return root_; }
   // Deletes temporaries left by interrupted writers; returns how many. Those named with

@@ -102,6 +102,10 @@ class Store {
   // True when Set keeps a copy of the value in this process's memory (a memory store),
   // so that a write costs the writer that copy too (memory projections count it).
   virtual bool HoldsValuesInMemory() const { return false; }
+  // Where another process opens the same store (a directory's absolute path), so that a
+  // plan reading or writing it can be sent there (plan/internal/graph_codec.hpp);
+  // nullopt: nowhere (the values live in this process's memory).
+  virtual std::optional<std::string> Location() const { return std::nullopt; }
   // Describe() joined with `key`, e.g. "/data/a.zarr/.zarray".
   std::string DescribeKey(std::string_view key) const;
 };

@@ -13,32 +13,10 @@
 #include "tessera/core/cluster.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/parallel.hpp"
+#include "tessera/plan/internal/plan_recipe.hpp"
 
 namespace tessera::exec::mpi {
 namespace {
-
-// The plan as the ranks compare it: every op's fingerprint, kind, tasks, inputs and tier
-// (FNV-1a). Not its name: names count the arrays a process made, and a rank may make some
-// of its own (rank 0 alone writing a source first). Nor its projections: the leader's
-// alone count (it admits every task), and a rank's history may differ.
-std::uint64_t PlanHash(const std::vector<std::shared_ptr<planner::ExecutableOp>>& ops) {
-  std::uint64_t hash = 1469598103934665603ULL;
-  const auto mix = [&hash](const void* data, std::size_t size) {
-    const auto* bytes = static_cast<const unsigned char*>(data);
-    for (std::size_t index = 0; index < size; ++index) {
-      hash = (hash ^ bytes[index]) * 1099511628211ULL;
-    }
-  };
-  for (const auto& op : ops) {
-    const OpInfo& info = op->info();
-    mix(info.fingerprint.data(), info.fingerprint.size());
-    mix(&info.kind, sizeof(info.kind));
-    mix(&info.num_tasks, sizeof(info.num_tasks));
-    mix(&info.tier, sizeof(info.tier));
-    for (const int input : info.inputs) mix(&input, sizeof(input));
-  }
-  return hash;
-}
 
 long long ParseWhole(const std::string& name, const std::string& value, long long lowest) {
   long long parsed = 0;
@@ -121,9 +99,10 @@ MpiExecutor::MpiExecutor(const Spec& spec) : options_(ParseOptions(spec)) {
 }
 
 std::vector<RankSetup> MpiExecutor::Meet(const PlanRun* run, const Channel& channel) const {
-  const long long own[4] = {run != nullptr ? 1 : 0,
-                            run != nullptr ? static_cast<long long>(PlanHash(run->ops())) : 0,
-                            workers_, capacity_};
+  const long long own[4] = {
+      run != nullptr ? 1 : 0,
+      run != nullptr ? static_cast<long long>(planner::PlanHash(run->ops())) : 0, workers_,
+      capacity_};
   std::vector<long long> all(static_cast<std::size_t>(4 * ranks_), 0);
   if (MPI_Allgather(own, 4, MPI_LONG_LONG, all.data(), 4, MPI_LONG_LONG, channel.comm()) !=
       MPI_SUCCESS) {

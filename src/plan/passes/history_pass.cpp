@@ -4,7 +4,7 @@
 namespace tessera::planner {
 
 void HistoryPass(PlanContext& context) {
-  if (context.history == nullptr) return;
+  if (!context.ReadsHistory()) return;
   for (std::size_t i = 0; i < context.state->ops.size(); ++i) {
     const OpInfo& info = context.state->ops[i].info();
     if (std::optional<LearnedFootprint> learned = context.Learned(info.fingerprint)) {

@@ -28,6 +28,15 @@ PlanContext::PlanContext(std::vector<PlanOutput> outputs_in, const Spec& spec_in
   for (const PlanOutput& output : requested) {
     if (output.node == nullptr) throw InvalidArgument("plan: an output array is empty");
   }
+  if (!spec.keeps_intermediates_in_memory()) {
+    if (options.intermediate_tier == Tier::kMemory) {
+      throw InvalidArgument("plan: executor \"" + spec.executor +
+                            "\" runs tasks in worker processes that share no memory, so "
+                            "intermediates cannot be forced into RAM; leave the tier to the "
+                            "planner or force disk");
+    }
+    options.intermediate_tier = Tier::kDisk;
+  }
   state->spec = spec;
   state->choice_budget = choice_spec.allowed_mem;
 }
@@ -51,18 +60,21 @@ Tier PlanContext::ChosenTier(const Node& node) const {
 }
 
 std::optional<LearnedFootprint> PlanContext::Learned(const std::string& fingerprint) const {
-  if (history == nullptr) return std::nullopt;
+  if (!ReadsHistory()) return std::nullopt;
   {
     const std::lock_guard lock(session_->learned_mutex);
     if (const auto found = session_->learned.find(fingerprint); found != session_->learned.end()) {
       return found->second;
     }
+    if (session_->learned_given) return std::nullopt;
   }
   std::optional<LearnedFootprint> answer = history->Learned(fingerprint);
   const std::lock_guard lock(session_->learned_mutex);
   session_->learned.emplace(fingerprint, answer);
   return answer;
 }
+
+bool PlanContext::ReadsHistory() const { return history != nullptr || session_->learned_given; }
 
 std::shared_ptr<const StoredArray> PlanContext::Reader(const Node& node, bool provisional) {
   if (node.kind() == NodeKind::kZarr) {
@@ -109,6 +121,9 @@ std::shared_ptr<OpOutput> PlanContext::MakeOutput(const Node& node, Tier tier) {
 }
 
 const std::filesystem::path& PlanContext::WorkDirectory() {
+  if (work_directory_.empty() && !session_->given_work_directory.empty()) {
+    work_directory_ = session_->given_work_directory;
+  }
   if (work_directory_.empty()) {
     // Only a run's leader clears leftovers: another rank, perhaps on another machine,
     // would take the leader's live directory for a dead process's.

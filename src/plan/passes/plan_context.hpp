@@ -39,7 +39,18 @@ struct PlanSession {
   std::unordered_map<const Node*, std::shared_ptr<const StoredArray>> source_readers;
   std::mutex learned_mutex;
   std::unordered_map<std::string, std::optional<LearnedFootprint>> learned;
+  // A plan remade in another process (plan_recipe.hpp): `learned` holds history's answers
+  // as the first process had them, read instead of a database (a fingerprint missing had
+  // none); and `given_work_directory` is the first process's, used rather than a new one
+  // (never cleaned nor removed here).
+  bool learned_given = false;
+  std::filesystem::path given_work_directory;
 };
+
+// tessera::Finalize with `session` shared by its plans (one per budget tried): Finalize
+// passes a fresh one; a plan remade in another process one holding what it was given.
+FinalizedPlan FinalizeInSession(const std::vector<PlanOutput>& outputs, const Spec& spec,
+                                const PlanOptions& options, std::shared_ptr<PlanSession> session);
 
 struct PlanContext {
   // `history` (null: none) is read for what earlier runs of each step measured.
@@ -84,6 +95,8 @@ struct PlanContext {
   // What history learned of the step with `fingerprint` (nullopt without history or a
   // record), asked once per Finalize (PlanSession).
   std::optional<LearnedFootprint> Learned(const std::string& fingerprint) const;
+  // Whether the plan counts history: a database, or the answers a remade plan was given.
+  bool ReadsHistory() const;
 
   // The reader of a stored node: its source, or the output of the op computing it
   // (provisional while fusing).

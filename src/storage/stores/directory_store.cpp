@@ -165,6 +165,12 @@ DirectoryStore::DirectoryStore(fs::path root, Options options)
   if (options_.file_ops == nullptr) options_.file_ops = DefaultFileOps();
 }
 
+std::optional<std::string> DirectoryStore::Location() const {
+  std::error_code error;
+  const fs::path absolute = fs::absolute(root_, error);
+  return (error ? root_ : absolute.lexically_normal()).string();
+}
+
 std::shared_ptr<DirectoryStore> DirectoryStore::Open(const fs::path& root, Options options) {
   std::error_code error;
   fs::path absolute = fs::absolute(root, error);

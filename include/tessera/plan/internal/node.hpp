@@ -140,8 +140,11 @@ NodePtr MakeBroadcast(NodePtr x, Shape shape);
 // `identity` names the function for history (OpInfo::fingerprint); by default its C++
 // type stands for it, which tells lambdas apart but not two versions of one lambda's
 // body: name a kernel ("smooth-v2") to keep its history apart when its code changes.
+// `recipe` rebuilds fn in another process (graph_codec.hpp); empty: the node cannot be
+// sent to one.
 NodePtr MakeMapBlocks(BlockFunction fn, std::vector<NodePtr> inputs, Shape shape, Shape chunks,
-                      DType dtype, std::int64_t extra_projected_mem, std::string identity = "");
+                      DType dtype, std::int64_t extra_projected_mem, std::string identity = "",
+                      FunctionRecipe recipe = {});
 
 // ---- rechunk --------------------------------------------------------------------
 // x with chunks `chunks` (one per dimension; -1 means the whole extent; a chunk larger

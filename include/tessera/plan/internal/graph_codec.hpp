@@ -1,0 +1,38 @@
+// Graph codec: a plan's requested outputs (the lazy node DAG under them, and where each is
+// written) as bytes another process decodes into equal nodes, so that it plans the very
+// same ops (the Dask and Ray executors' workers, plan/plan_recipe.hpp).
+//
+//   std::string bytes = planner::EncodeGraph({PlanOutput{x.node(), std::nullopt}});
+//   std::vector<PlanOutput> again = planner::DecodeGraph(bytes);   // in another process
+//   Finalize(again, spec) has the ops, fingerprints and tasks Finalize(outputs, spec) has
+//
+// Every node kind is encoded with what rebuilds it exactly (each node once, inputs before
+// their readers; kernels by op name and dtype; in-memory data by value; a stored source
+// by its store's Location() and path). What cannot cross processes is refused with
+// InvalidArgument naming the node and what to do: a source or target in a store without a
+// Location() (a MemoryStore), a map_blocks function without a FunctionRecipe (a C++
+// lambda). A map_blocks function with one is rebuilt by the loader SetFunctionLoader
+// (tessera/plan/block_function.hpp)
+// installed (the Python module installs one that unpickles); none installed is an
+// InvalidArgument.
+//
+// Decoding untrusted or damaged bytes never crashes: anything malformed, truncated or
+// inconsistent (an input index out of range, a shape that disagrees with its chunks, an
+// unknown kind, op or dtype) throws FormatError saying what was wrong.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/core/dtype.hpp"
+#include "tessera/plan/block_function.hpp"
+#include "tessera/plan/finalized_plan.hpp"
+
+namespace tessera::planner {
+
+std::string EncodeGraph(const std::vector<PlanOutput>& outputs);
+std::vector<PlanOutput> DecodeGraph(std::string_view bytes);
+
+}  // namespace tessera::planner

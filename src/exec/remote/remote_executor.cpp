@@ -1,0 +1,167 @@
+// RemoteExecutor (remote_executor.hpp, tessera/exec/remote_tasks.hpp): ops in dependency order,
+// all of a ready op's tasks submitted at once, the scheduler placing them by memory.
+#include "remote_executor.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <utility>
+
+#include "tessera/core/errors.hpp"
+#include "tessera/exec/internal/plan_run.hpp"
+
+namespace tessera::exec {
+namespace {
+
+std::size_t At(int index) { return static_cast<std::size_t>(index); }
+
+// The memory a task is submitted with (RemoteTask::memory): its op's tier when the spec
+// lists tiers (OpInfo::memory_size, which is allowed_mem without them), else what the plan
+// counts for it.
+std::int64_t TaskMemory(const Spec& spec, const planner::ExecutableOp& op, std::int64_t task) {
+  const OpInfo& info = op.info();
+  if (!spec.memory_tiers.empty() && info.memory_size > 0) return info.memory_size;
+  return std::max(op.projected_mem(task), info.estimated_mem);
+}
+
+// A name for the run's plan that another process's plan cannot share: FNV-1a of the
+// recipe (which names this process's work directory), and the recipe's size.
+std::string RecipeKey(const std::string& recipe) {
+  std::uint64_t hash = 1469598103934665603ULL;
+  for (const char c : recipe) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  char text[40];
+  std::snprintf(text, sizeof(text), "%016llx-%zu", static_cast<unsigned long long>(hash),
+                recipe.size());
+  return text;
+}
+
+// The most tasks that ran at once and the largest sum of their memory, from the records'
+// spans (a sweep over starts and ends; an end before a start at the same instant).
+AdmissionFigures FromSpans(const std::vector<std::pair<TaskRecord, std::int64_t>>& ran) {
+  std::vector<std::pair<double, std::int64_t>> events;  // time, +memory / -memory
+  for (const auto& [record, memory] : ran) {
+    if (record.skipped) continue;
+    events.emplace_back(record.start_seconds, memory + 1);
+    events.emplace_back(record.start_seconds + record.seconds, -(memory + 1));
+  }
+  std::sort(events.begin(), events.end());
+  AdmissionFigures figures;
+  int running = 0;
+  std::int64_t held = 0;
+  for (const auto& [time, change] : events) {
+    running += change > 0 ? 1 : -1;
+    held += change > 0 ? change - 1 : change + 1;
+    figures.max_tasks_at_once = std::max(figures.max_tasks_at_once, running);
+    figures.max_admitted_mem = std::max(figures.max_admitted_mem, held);
+  }
+  return figures;
+}
+
+}  // namespace
+
+AdmissionFigures RemoteExecutor::Run(PlanRun& run) {
+  if (!run.options().plan_recipe) {
+    throw InvalidArgument("executor \"" + name_ +
+                          "\" runs plans made by compute() or to_zarr(), which send them to "
+                          "the workers; this run has no plan to send");
+  }
+  const auto& ops = run.ops();
+  const int num_ops = static_cast<int>(ops.size());
+  const std::string recipe = run.options().plan_recipe();
+  const double start_unix =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() -
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - run.start()).count();
+  launcher_->Start(
+      RemoteRun{RecipeKey(recipe), start_unix, run.options().retries, run.options().resume},
+      recipe);
+
+  std::vector<bool> started(At(num_ops), false);
+  std::vector<bool> committed(At(num_ops), false);
+  std::vector<std::int64_t> left(At(num_ops), 0);
+  std::map<std::pair<int, std::int64_t>, RemoteTask> in_flight;
+  std::vector<std::pair<TaskRecord, std::int64_t>> ran;
+  int done_ops = 0;
+  const auto commit = [&](int op) {
+    run.CommitOp(op);
+    committed[At(op)] = true;
+    ++done_ops;
+  };
+  try {
+    while (done_ops < num_ops) {
+      for (int op = 0; op < num_ops; ++op) {
+        if (started[At(op)]) continue;
+        const std::vector<int>& inputs = run.inputs(op);
+        if (!std::all_of(inputs.begin(), inputs.end(), [&](int in) { return committed[At(in)]; })) {
+          continue;
+        }
+        started[At(op)] = true;
+        run.PrepareOp(op);
+        left[At(op)] = ops[At(op)]->info().num_tasks;
+        for (std::int64_t task = 0; task < left[At(op)]; ++task) {
+          const RemoteTask submitted{op, task, TaskMemory(run.spec(), *ops[At(op)], task), 1};
+          launcher_->Submit(submitted);
+          in_flight.emplace(std::make_pair(op, task), submitted);
+        }
+        if (left[At(op)] == 0) commit(op);
+      }
+      if (done_ops == num_ops) break;
+      if (in_flight.empty()) throw Error("executor \"" + name_ + "\": no op can start (internal)");
+      RemoteOutcome outcome = launcher_->WaitAny();
+      const auto found = in_flight.find({outcome.op, outcome.task});
+      if (found == in_flight.end()) {
+        throw Error("executor \"" + name_ + "\": an unknown task ended (internal)");
+      }
+      if (outcome.error) std::rethrow_exception(outcome.error);
+      RemoteTask& task = found->second;
+      if (outcome.worker_lost) {
+        if (task.attempt > run.options().retries) {
+          throw Error("op \"" + ops[At(task.op)]->info().name + "\" failed at " +
+                      ops[At(task.op)]->DescribeTask(task.task) + ": its worker was lost " +
+                      std::to_string(task.attempt) +
+                      " times (raise retries, or give the workers more memory)");
+        }
+        ++task.attempt;
+        launcher_->Submit(task);
+        continue;
+      }
+      planner::SharedBlocks* blocks = ops[At(task.op)]->shared_blocks();
+      for (auto& [block, values] : outcome.blocks) {
+        if (blocks == nullptr) {
+          throw Error("op \"" + ops[At(task.op)]->info().name +
+                      "\" holds nothing in memory, yet its task sent blocks (internal)");
+        }
+        blocks->Put(block, std::move(values));
+      }
+      outcome.record.attempts += task.attempt - 1;
+      ran.emplace_back(outcome.record, task.memory);
+      const int op = task.op;
+      in_flight.erase(found);
+      run.RecordTask(op, outcome.record);
+      if (--left[At(op)] == 0) commit(op);
+    }
+  } catch (...) {
+    launcher_->Finish(/*failed=*/true);
+    throw;
+  }
+  launcher_->Finish(/*failed=*/false);
+  return FromSpans(ran);
+}
+
+}  // namespace tessera::exec
+
+namespace tessera {
+
+void RegisterRemoteExecutor(const std::string& name, const std::string& summary,
+                            LauncherFactory make) {
+  if (name.empty() || !make) {
+    throw InvalidArgument("RegisterRemoteExecutor: give a name and a factory of launchers");
+  }
+  exec::ExecutorRegistry& registry = exec::ExecutorRegistry::Global();
+  registry.Unregister(name);
+  registry.Register(name, summary, [name, make](const Spec& spec) {
+    return std::make_unique<exec::RemoteExecutor>(name, make(spec));
+  });
+}
+
+}  // namespace tessera
