@@ -33,7 +33,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import peer_work  # noqa: E402
-from compare_mpi import format_size  # noqa: E402
+from compare_mpi import checksum, format_size  # noqa: E402
 
 TOOLS = ("tessera-dask", "dask", "tessera-threads")
 WORKLOADS = ("rechunk", "dewpoint-random")
@@ -135,14 +135,6 @@ def child(tool, workload, scale, data, out, work):
     }))
 
 
-def checksum(out):
-    done = subprocess.run([sys.executable, os.path.join(HERE, "peer_work.py"), "checksum", out],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        return None
-    return json.loads(done.stdout.strip().splitlines()[-1])["checksum"]
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
@@ -185,8 +177,10 @@ def main():
                 row["client"] = max(row["client"], record["client_rss"])
                 row["checksum"] = checksum(out)
                 subprocess.run(["rm", "-rf", run_dir], check=False)
-                print(f"{workload} {tool} run {repeat + 1}: {record['wall']:.2f} s", file=sys.stderr)
-    print("| workload | tool | runs | wall s (median) | peak RSS per worker | client peak RSS | checksum |")
+                print(f"{workload} {tool} run {repeat + 1}: {record['wall']:.2f} s",
+                      file=sys.stderr)
+    print("| workload | tool | runs | wall s (median) | peak RSS per worker | client peak RSS "
+          "| checksum |")
     print("|---|---|---:|---:|---:|---:|---|")
     reference = {}
     for (workload, scale, tool), row in rows.items():
@@ -194,7 +188,9 @@ def main():
             print(f"| {workload} ({scale:g}) | {tool} | 0 | - | - | - | error: {row['error']} |")
             continue
         reference.setdefault(workload, row["checksum"])
-        agrees = row["checksum"] is not None and abs(row["checksum"] - reference[workload]) <= 1e-6 * max(1.0, abs(reference[workload]))
+        expected = reference[workload]
+        agrees = (row["checksum"] is not None and expected is not None
+                  and abs(row["checksum"] - expected) <= 1e-6 * max(1.0, abs(expected)))
         print(f"| {workload} ({scale:g}) | {tool} | {len(row['walls'])} | "
               f"{statistics.median(row['walls']):.2f} | {format_size(row['worker'])} | "
               f"{format_size(row['client'])} | {'ok' if agrees else 'DIFFERS'} |")

@@ -10,7 +10,8 @@
 #   a test may include those of its layer and below.
 # - Front ends include only api/ (tessera.hpp, tessera/api/*), core's value types, the
 #   plan's public face (its headers outside plan/internal/: finalized_plan.hpp,
-#   op_info.hpp, plan_options.hpp, ...) and exec/execution_report.hpp. Headers under
+#   op_info.hpp, plan_options.hpp, ...), exec/execution_report.hpp and
+#   exec/remote_tasks.hpp (the remote executors' launchers). Headers under
 #   .../internal/ are the engine's and are not installed.
 # - src/exec/mpi/*_mpitest.cpp (the mpi executor's tests, under mpirun) are api's.
 # - bench/ and fuzz/ are tools over the whole library (they time kernels and fuzz

@@ -49,6 +49,9 @@ ComputeOptions InterruptibleOptions(const std::shared_ptr<RunProgress>& progress
     ++progress->done;
     if (progress->interrupted) throw Error("interrupted (KeyboardInterrupt)");
   };
+  options.execute.on_wait = [progress] {
+    if (progress->interrupted) throw Error("interrupted (KeyboardInterrupt)");
+  };
   return options;
 }
 

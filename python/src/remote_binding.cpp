@@ -4,6 +4,7 @@
 #include <nanobind/stl/string.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -74,7 +75,10 @@ class PythonLauncher : public TaskLauncher {
  public:
   explicit PythonLauncher(nb::object launcher) : launcher_(std::move(launcher)) {}
   ~PythonLauncher() override {
-    if (!Py_IsInitialized()) return;
+    if (!Py_IsInitialized()) {
+      launcher_.release();  // at exit: leak rather than touch a finalized interpreter
+      return;
+    }
     nb::gil_scoped_acquire acquire;
     launcher_.reset();
   }
@@ -89,7 +93,8 @@ class PythonLauncher : public TaskLauncher {
     nb::gil_scoped_acquire acquire;
     Call([&] {
       launcher_.attr("start")(run.key, nb::bytes(recipe.data(), recipe.size()),
-                              run.start_unix_seconds, run.retries, run.resume);
+                              run.start_unix_seconds, run.retries, run.resume,
+                              run.largest_task_memory);
       return 0;
     });
   }
@@ -100,11 +105,14 @@ class PythonLauncher : public TaskLauncher {
       return 0;
     });
   }
-  RemoteOutcome WaitAny() override {
+  std::optional<RemoteOutcome> WaitAny(double timeout_seconds) override {
     nb::gil_scoped_acquire acquire;
-    return Call([&] {
-      // (op, task, "ok", (record, blocks)) | (op, task, "lost", reason) | (op, task, "error", exc)
-      const nb::tuple ended = nb::cast<nb::tuple>(launcher_.attr("wait_any")());
+    return Call([&]() -> std::optional<RemoteOutcome> {
+      // None (timed out) | (op, task, "ok", (record, blocks)) | (op, task, "lost", reason) |
+      // (op, task, "error", exc)
+      const nb::object answer = launcher_.attr("wait_any")(timeout_seconds);
+      if (answer.is_none()) return std::nullopt;
+      const nb::tuple ended = nb::cast<nb::tuple>(answer);
       RemoteOutcome outcome;
       outcome.op = nb::cast<int>(ended[0]);
       outcome.task = nb::cast<std::int64_t>(ended[1]);
@@ -180,6 +188,7 @@ void BindRemote(nb::module_& m) {
       nb::arg("start_unix_seconds"), nb::arg("retries"), nb::arg("resume"), nb::arg("worker"),
       "Runs one task of a plan sent by the dask or ray executor, in a worker process.");
   m.def("_forget_remote_plan", &ForgetRemotePlan, nb::arg("key"),
+        nb::call_guard<nb::gil_scoped_release>(),
         "Drops a plan a worker process remade (after its run).");
 }
 

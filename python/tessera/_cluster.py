@@ -30,13 +30,20 @@ from __future__ import annotations
 import collections
 import itertools
 import threading
+import time
+import uuid
+import weakref
 
 from . import _tessera
 
 MEMORY = "MEMORY"
+# How long a failed Dask run waits for its running tasks to end before it returns.
+_DRAIN_SECONDS = 60.0
 
 # ---- options that are Python objects (Spec(executor_options={"client": c})) ----------
 
+# Held weakly where the object allows it (a Client): a Spec does not keep it alive.
+_kept_weakly: weakref.WeakValueDictionary[str, object] = weakref.WeakValueDictionary()
 _kept: dict[str, object] = {}
 _tokens = itertools.count(1)
 
@@ -44,12 +51,22 @@ _tokens = itertools.count(1)
 def keep_option(value: object) -> str:
     """A token standing for `value` in Spec.executor_options (whose values are strings)."""
     token = f"python-object:{next(_tokens)}"
-    _kept[token] = value
+    try:
+        _kept_weakly[token] = value
+    except TypeError:
+        _kept[token] = value
     return token
 
 
 def _resolve(value: str) -> object:
-    return _kept.get(value, value)
+    if not value.startswith("python-object:"):
+        return value
+    found = _kept_weakly.get(value, _kept.get(value))
+    if found is None:
+        raise _tessera.InvalidArgument(
+            "an executor option's object is gone (the Spec outlived it): make the Spec again"
+        )
+    return found
 
 
 def make_launcher(executor: str, options: dict[str, str]):
@@ -92,6 +109,9 @@ _held_plans: collections.deque[str] = collections.deque()
 _held_lock = threading.Lock()
 
 
+_running: collections.Counter[str] = collections.Counter()  # tasks in flight, by plan
+
+
 def run_task(key, recipe, op, task, start_unix, retries, resume):
     """Runs one task in this worker process: (record dict, [(block, ndarray), ...])."""
     with _held_lock:
@@ -99,7 +119,18 @@ def run_task(key, recipe, op, task, start_unix, retries, resume):
             _held_plans.append(key)
             while len(_held_plans) > _KEEP_PLANS:
                 _tessera._forget_remote_plan(_held_plans.popleft())
-    return _tessera._run_remote_task(key, recipe, op, task, start_unix, retries, resume, 0)
+        _running[key] += 1
+    try:
+        return _tessera._run_remote_task(key, recipe, op, task, start_unix, retries, resume, 0)
+    finally:
+        with _held_lock:
+            _running[key] -= 1
+
+
+def tasks_running(key: str) -> int:
+    """How many tasks of the plan `key` this worker process is running now."""
+    with _held_lock:
+        return _running[key]
 
 
 def forget_plan(key: str) -> bool:
@@ -156,7 +187,7 @@ class DaskLauncher:
         info = self._client.scheduler_info(n_workers=-1)["workers"]
         return max(1, sum(worker["nthreads"] for worker in info.values()))
 
-    def start(self, key, recipe, start_unix, retries, resume) -> None:
+    def start(self, key, recipe, start_unix, retries, resume, largest_task_memory) -> None:
         info = self._client.scheduler_info(n_workers=-1)["workers"]
         if not info:
             raise _tessera.InvalidArgument(
@@ -164,23 +195,22 @@ class DaskLauncher:
             )
         declared = [w.get("resources", {}).get(self._resource) for w in info.values()]
         declared = [amount for amount in declared if amount]
-        self._largest = max(declared) if declared else None
+        self._declares = bool(declared)
+        if declared and largest_task_memory > max(declared):
+            raise _too_large(
+                "Dask",
+                largest_task_memory,
+                max(declared),
+                f'start workers declaring more (--resources "{self._resource}=<bytes>")',
+            )
         self._task_args = (key, start_unix, retries, resume)
+        self._run = f"tessera-{uuid.uuid4().hex[:12]}"  # keys no other run shares
         self._recipe = self._client.scatter(recipe, broadcast=True, hash=False)
         self._futures: dict = {}
-        self._done = self._distributed.as_completed()
+        self._ready: collections.deque = collections.deque()
+        self._done = self._distributed.as_completed(loop=self._client.loop)
 
     def submit(self, op, task, memory, attempt) -> None:
-        resources = None
-        if self._largest is not None:
-            if memory > self._largest:
-                raise _too_large(
-                    "Dask",
-                    memory,
-                    self._largest,
-                    f'start workers declaring more (--resources "{self._resource}=<bytes>")',
-                )
-            resources = {self._resource: memory}
         key, start_unix, retries, resume = self._task_args
         future = self._client.submit(
             _dask_task,
@@ -191,16 +221,24 @@ class DaskLauncher:
             start_unix,
             retries,
             resume,
-            key=f"tessera-{key[:12]}-{op}-{task}-{attempt}",
-            resources=resources,
+            key=f"{self._run}-{op}-{task}-{attempt}",
+            resources={self._resource: memory} if self._declares else None,
             pure=False,
             retries=0,
         )
         self._futures[future] = (op, task)
         self._done.add(future)
 
-    def wait_any(self):
-        future = next(self._done)
+    def wait_any(self, timeout):
+        deadline = time.monotonic() + timeout
+        while not self._ready:
+            self._ready.extend(self._done.next_batch(block=False))
+            if self._ready:
+                break
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.005)
+        future = self._ready.popleft()
         op, task = self._futures.pop(future)
         if future.status == "finished":
             address, record, blocks = future.result()
@@ -213,11 +251,21 @@ class DaskLauncher:
         return op, task, "error", error
 
     def finish(self, failed) -> None:
-        if failed and self._futures:
-            self._client.cancel(list(self._futures), force=True)
-        self._futures = {}
+        if not hasattr(self, "_task_args"):
+            return  # start() refused the run: nothing was sent
         key = self._task_args[0]
         try:
+            if failed and self._futures:
+                # Nothing queued starts; what is running ends before the client cleans up
+                # the outputs it writes into.
+                self._client.cancel(list(self._futures), force=True)
+                deadline = time.monotonic() + _DRAIN_SECONDS
+                while time.monotonic() < deadline:
+                    running = self._client.run(tasks_running, key, on_error="ignore")
+                    if not any(running.values()):
+                        break
+                    time.sleep(0.05)
+            self._futures = {}
             self._client.cancel([self._recipe], force=True)
             self._client.run(forget_plan, key, on_error="ignore")
         except Exception:  # noqa: BLE001  (cleanup is best effort)
@@ -227,6 +275,21 @@ class DaskLauncher:
 # ---- Ray -----------------------------------------------------------------------------
 
 _ray_remote = None
+
+
+def _ray_lost(exceptions) -> tuple:
+    """Ray's errors that say a task's worker (or its memory) went away, not the task failed:
+    the memory monitor's kills included."""
+    names = (
+        "WorkerCrashedError",
+        "NodeDiedError",
+        "ObjectLostError",
+        "TaskCancelledError",
+        "OutOfMemoryError",
+        "OwnerDiedError",
+        "LocalRayletDiedError",
+    )
+    return tuple(getattr(exceptions, name) for name in names if hasattr(exceptions, name))
 
 
 class RayLauncher:
@@ -250,18 +313,17 @@ class RayLauncher:
     def workers(self) -> int:
         return max(1, int(self._ray.cluster_resources().get("CPU", 1)))
 
-    def start(self, key, recipe, start_unix, retries, resume) -> None:
+    def start(self, key, recipe, start_unix, retries, resume, largest_task_memory) -> None:
         nodes = [node for node in self._ray.nodes() if node.get("Alive")]
-        self._largest = max((int(node["Resources"].get("memory", 0)) for node in nodes), default=0)
+        largest = max((int(node["Resources"].get("memory", 0)) for node in nodes), default=0)
+        if largest and largest_task_memory > largest:
+            how = "give the nodes more memory (ray start --memory)"
+            raise _too_large("Ray", largest_task_memory, largest, how)
         self._task_args = (key, start_unix, retries, resume)
         self._recipe = self._ray.put(recipe)
         self._pending: dict = {}
 
     def submit(self, op, task, memory, attempt) -> None:
-        if self._largest and memory > self._largest:
-            raise _too_large(
-                "Ray", memory, self._largest, "give the nodes more memory (ray start --memory)"
-            )
         key, start_unix, retries, resume = self._task_args
         ref = _ray_remote.options(
             memory=memory,
@@ -272,9 +334,11 @@ class RayLauncher:
         ).remote(key, self._recipe, op, task, start_unix, retries, resume)
         self._pending[ref] = (op, task)
 
-    def wait_any(self):
+    def wait_any(self, timeout):
         exceptions = self._ray.exceptions
-        ready, _ = self._ray.wait(list(self._pending), num_returns=1)
+        ready, _ = self._ray.wait(list(self._pending), num_returns=1, timeout=timeout)
+        if not ready:
+            return None
         ref = ready[0]
         op, task = self._pending.pop(ref)
         try:
@@ -282,19 +346,14 @@ class RayLauncher:
         except exceptions.RayTaskError as error:
             cause = getattr(error, "cause", None)
             return op, task, "error", cause if cause is not None else error
-        except (
-            exceptions.WorkerCrashedError,
-            exceptions.NodeDiedError,
-            exceptions.ObjectLostError,
-            exceptions.TaskCancelledError,
-        ) as error:
+        except _ray_lost(exceptions) as error:
             return op, task, "lost", repr(error)
         record["worker"] = self._workers.setdefault(worker, len(self._workers))
         return op, task, "ok", (record, blocks)
 
     def finish(self, failed) -> None:
         if failed:
-            for ref in self._pending:
+            for ref in getattr(self, "_pending", {}):
                 try:
                     self._ray.cancel(ref, force=True)
                 except Exception:  # noqa: BLE001  (cleanup is best effort)

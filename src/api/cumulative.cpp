@@ -2,7 +2,9 @@
 #include "tessera/api/cumulative.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "tessera/api/manipulation.hpp"
 #include "tessera/api/map_blocks.hpp"
 #include "tessera/core/errors.hpp"
+#include "tessera/plan/internal/graph_codec.hpp"
 #include "tessera/plan/internal/index_map.hpp"
 #include "tessera/plan/reduction.hpp"
 
@@ -65,9 +68,9 @@ NDArray ScanBlock(const NDArray& in, int axis) {
   return out;
 }
 
-// Each block of x scanned on its own along `axis`.
-Array ScanEachBlock(const Array& x, int axis, Scan scan) {
-  BlockFunction fn = [axis, scan](std::span<const NDArray> in, const BlockInfo&) {
+// The kernel scanning one block along `axis`.
+BlockFunction ScanKernel(int axis, Scan scan) {
+  return [axis, scan](std::span<const NDArray> in, const BlockInfo&) {
     return VisitDType(in[0].dtype(), [&](auto tag) -> NDArray {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_same_v<T, bool>) {
@@ -79,8 +82,36 @@ Array ScanEachBlock(const Array& x, int axis, Scan scan) {
       }
     });
   };
-  return map_blocks(std::move(fn), {x}, x.dtype(), 0,
-                    std::string(ScanName(scan)) + "-block(axis=" + std::to_string(axis) + ")");
+}
+
+// ScanKernel crossing processes (the dask and ray executors): "<sum|prod>,<axis>".
+constexpr std::string_view kScanKernel = "scan-block";
+[[maybe_unused]] const bool kScanKernelRegistered = [] {
+  planner::RegisterBuiltinKernel(
+      std::string(kScanKernel), [](std::string_view params, DType) -> BlockFunction {
+        const std::size_t comma = params.find(',');
+        const std::string_view kind = params.substr(0, comma);
+        int axis = -1;
+        if (comma != std::string_view::npos) {
+          const std::string_view digits = params.substr(comma + 1);
+          std::from_chars(digits.data(), digits.data() + digits.size(), axis);
+        }
+        if ((kind != "sum" && kind != "prod") || axis < 0 || axis > 64) {
+          throw FormatError("graph codec: a scan kernel's parameters \"" + std::string(params) +
+                            "\" are not <sum|prod>,<axis>");
+        }
+        return ScanKernel(axis, kind == "sum" ? Scan::kSum : Scan::kProd);
+      });
+  return true;
+}();
+
+// Each block of x scanned on its own along `axis`.
+Array ScanEachBlock(const Array& x, int axis, Scan scan) {
+  return map_blocks(
+      ScanKernel(axis, scan), {x}, x.dtype(), 0,
+      std::string(ScanName(scan)) + "-block(axis=" + std::to_string(axis) + ")",
+      planner::BuiltinRecipe(kScanKernel, std::string(scan == Scan::kSum ? "sum" : "prod") + "," +
+                                              std::to_string(axis)));
 }
 
 // The inclusive scan of x (of its accumulation dtype) along `axis`.

@@ -4,10 +4,13 @@
 // attempts as a dead worker would.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <utility>
@@ -28,6 +31,7 @@ struct LauncherLog {
   std::vector<RemoteTask> submitted;
   std::map<std::pair<int, std::int64_t>, int> lose_attempts;  // (op, task) -> attempts lost
   std::set<std::string> keys;
+  bool hold = false;  // tasks are taken and never end (a stuck cluster)
 };
 
 class ThreadLauncher : public TaskLauncher {
@@ -49,6 +53,7 @@ class ThreadLauncher : public TaskLauncher {
       log_->submitted.push_back(task);
       const auto found = log_->lose_attempts.find({task.op, task.task});
       lose = found != log_->lose_attempts.end() && task.attempt <= found->second;
+      if (log_->hold) return;
     }
     threads_.emplace_back([this, task, lose] {
       RemoteOutcome outcome;
@@ -71,9 +76,12 @@ class ThreadLauncher : public TaskLauncher {
       ended_.notify_one();
     });
   }
-  RemoteOutcome WaitAny() override {
+  std::optional<RemoteOutcome> WaitAny(double timeout_seconds) override {
     std::unique_lock lock(mutex_);
-    ended_.wait(lock, [&] { return !done_.empty(); });
+    if (!ended_.wait_for(lock, std::chrono::duration<double>(timeout_seconds),
+                         [&] { return !done_.empty(); })) {
+      return std::nullopt;
+    }
     RemoteOutcome outcome = std::move(done_.front());
     done_.pop_front();
     return outcome;
@@ -95,12 +103,23 @@ class ThreadLauncher : public TaskLauncher {
   std::deque<RemoteOutcome> done_;
 };
 
+// The log of the test running now: the executor registered stays in the process's
+// registry after the test, so it points at an object that outlives every test.
+LauncherLog& CurrentLog() {
+  static auto* log = new LauncherLog();
+  return *log;
+}
+
 class RemoteExecutorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    RegisterRemoteExecutor(
-        "dask", "the test's threads, as remote workers",
-        [log = &log_](const Spec&) { return std::make_unique<ThreadLauncher>(log); });
+    log_.submitted.clear();
+    log_.lose_attempts.clear();
+    log_.keys.clear();
+    log_.hold = false;
+    RegisterRemoteExecutor("dask", "the test's threads, as remote workers", [](const Spec&) {
+      return std::make_unique<ThreadLauncher>(&CurrentLog());
+    });
   }
   Spec MakeSpec(const std::string& executor) const {
     Spec spec;
@@ -119,7 +138,7 @@ class RemoteExecutorTest : public ::testing::Test {
   }
 
   testing::TempDir dir_;
-  LauncherLog log_;
+  LauncherLog& log_ = CurrentLog();
 };
 
 std::vector<double> Values(const NDArray& array) {
@@ -156,6 +175,16 @@ TEST_F(RemoteExecutorTest, GivesTheThreadsExecutorsResultsAndRecordsEveryTask) {
   EXPECT_EQ(log_.keys.size(), 1u);
 }
 
+TEST_F(RemoteExecutorTest, SendsTheEnginesOwnKernelsByName) {
+  // Cumulative sums scan each block with a kernel of the engine's own (a built-in recipe).
+  const auto build = [&](const Spec& spec) {
+    return cumulative_prod(cumulative_sum(asarray(Numbers(9, 8), {4, 3}, spec), 1) * 0.01, 0);
+  };
+  EXPECT_EQ(Values(build(MakeSpec("dask")).compute()),
+            Values(build(MakeSpec("threads")).compute()));
+  EXPECT_FALSE(log_.submitted.empty());
+}
+
 TEST_F(RemoteExecutorTest, ALostWorkerCostsItsTaskARetryNotTheRun) {
   const Spec spec = MakeSpec("dask");
   const NDArray data = Numbers(20, 10);
@@ -187,6 +216,24 @@ TEST_F(RemoteExecutorTest, AWorkerLostMoreOftenThanTheRetriesFailsTheRunNamingIt
     EXPECT_NE(std::string(error.what()).find("its worker was lost 2 times"), std::string::npos)
         << error.what();
   }
+}
+
+TEST_F(RemoteExecutorTest, OnWaitStopsARunWhoseTasksNeverEnd) {
+  log_.hold = true;
+  std::atomic<int> waits{0};
+  ComputeOptions options;
+  options.execute.on_wait = [&waits] {
+    if (++waits == 3) throw Error("interrupted (the test's Ctrl-C)");
+  };
+  try {
+    (asarray(Numbers(10, 10), {5, 10}, MakeSpec("dask")) + 1.0).compute(options);
+    FAIL() << "the run should stop";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("the test's Ctrl-C"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(waits.load(), 3);
+  EXPECT_EQ(log_.submitted.size(), 2u);
 }
 
 TEST_F(RemoteExecutorTest, WritesZarrTargetsFromTheWorkers) {

@@ -36,7 +36,8 @@ void RegisterBuiltinExecutors(ExecutorRegistry& registry) {
       "was not built: MPI was not found when this Tessera was built (install "
       "libopenmpi-dev and openmpi-bin, then rebuild)");
 #endif
-  // Python's tessera module registers them (exec/internal/remote_executor.hpp) on import.
+  // Python's tessera module registers them on import (RegisterRemoteExecutor,
+  // tessera/exec/remote_tasks.hpp).
   for (const char* name : {"dask", "ray"}) {
     registry.RegisterUnavailable(name, "runs from Python only");
   }

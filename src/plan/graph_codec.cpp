@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -77,6 +78,39 @@ struct LoaderSlot {
 LoaderSlot& Loader() {
   static LoaderSlot slot;
   return slot;
+}
+
+constexpr std::string_view kBuiltinPrefix = "tessera-builtin:";
+
+struct BuiltinKernels {
+  std::mutex mutex;
+  std::map<std::string, BuiltinKernelFactory, std::less<>> factories;  // GUARDED_BY(mutex)
+};
+BuiltinKernels& Builtins() {
+  static auto* kernels = new BuiltinKernels();  // never destroyed: kernels may run at exit
+  return *kernels;
+}
+
+// "tessera-builtin:<name>:<params>" (BuiltinRecipe) rebuilt by <name>'s factory.
+BlockFunction BuiltinLoader(std::string_view recipe, DType dtype) {
+  recipe.remove_prefix(kBuiltinPrefix.size());
+  const std::size_t colon = recipe.find(':');
+  const std::string_view name = recipe.substr(0, colon);
+  const std::string_view params =
+      colon == std::string_view::npos ? std::string_view() : recipe.substr(colon + 1);
+  BuiltinKernelFactory factory;
+  {
+    BuiltinKernels& kernels = Builtins();
+    const std::lock_guard lock(kernels.mutex);
+    if (const auto found = kernels.factories.find(name); found != kernels.factories.end()) {
+      factory = found->second;
+    }
+  }
+  if (!factory) {
+    throw FormatError("graph codec: no built-in kernel \"" + std::string(name) +
+                      "\" in this Tessera: run the same version everywhere");
+  }
+  return factory(params, dtype);
 }
 
 // ---- encoding -----------------------------------------------------------------------
@@ -397,7 +431,7 @@ void ReadMapBlocks(const NodeHeader& node, const Json& value, NodeDetail& detail
   FunctionLoader loader;
   {
     std::lock_guard lock(Loader().mutex);
-    loader = Loader().loader;
+    loader = recipe.starts_with(kBuiltinPrefix) ? BuiltinLoader : Loader().loader;
   }
   if (!loader) {
     throw InvalidArgument(
@@ -580,6 +614,18 @@ std::vector<PlanOutput> DecodeGraph(std::string_view bytes) {
                        : std::optional<ZarrTarget>(graph_codec::ReadTarget(target, output_where))});
   }
   return outputs;
+}
+
+void RegisterBuiltinKernel(std::string name, BuiltinKernelFactory factory) {
+  BuiltinKernels& kernels = Builtins();
+  const std::lock_guard lock(kernels.mutex);
+  kernels.factories[std::move(name)] = std::move(factory);
+}
+
+FunctionRecipe BuiltinRecipe(std::string_view name, std::string_view params) {
+  return [text = std::string(kBuiltinPrefix) + std::string(name) + ":" + std::string(params)] {
+    return text;
+  };
 }
 
 }  // namespace tessera::planner

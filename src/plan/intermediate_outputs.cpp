@@ -142,12 +142,17 @@ class DiskTierOutput : public ZarrOutput {
  public:
   DiskTierOutput(ZarrMetadata metadata, std::filesystem::path directory)
       : ZarrOutput(std::move(metadata), {}), directory_(std::move(directory)) {}
-  ~DiskTierOutput() override { Release(); }
+  // Only the output that made its folder removes it: a plan remade elsewhere (a worker's,
+  // perhaps in this very process) or passed over while planning never touches it.
+  ~DiskTierOutput() override {
+    if (prepared_) Release();
+  }
 
   Tier tier() const override { return Tier::kDisk; }
   // directory_ lies in the plan's work directory, created here with its marker
   // (work_directory.hpp); nothing outside a work directory of this process is touched.
   void Prepare() override {
+    prepared_ = true;
     PrepareInsideWorkDirectory(directory_);
     OpenOrCreate(DirectoryStore::Open(directory_), "", /*keep_existing=*/false);
   }
@@ -168,6 +173,7 @@ class DiskTierOutput : public ZarrOutput {
 
  private:
   std::filesystem::path directory_;
+  bool prepared_ = false;
 };
 
 // Blocks before `blocks_in_memory` (C order) in RAM, the rest on disk in chunks that

@@ -3,15 +3,17 @@
 #include "tessera/plan/internal/plan_recipe.hpp"
 
 #include <exception>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <optional>
 #include <utility>
 
 #include "finalized_plan_state.hpp"
+#include "graph_codec_values.hpp"
+#include "passes/pass_manager.hpp"
 #include "passes/plan_context.hpp"
 #include "tessera/core/errors.hpp"
-#include "graph_codec_values.hpp"
 #include "tessera/plan/internal/graph_codec.hpp"
 
 namespace tessera::planner {
@@ -61,7 +63,8 @@ Json EncodeSpec(const Spec& asked, const Spec& planned) {
   spec["allowed_mem"] = asked.allowed_mem;
   spec["reserved_mem"] = asked.reserved_mem;
   spec["total_mem"] = planned.effective_total_mem();
-  spec["work_dir"] = asked.work_dir;
+  spec["work_dir"] =
+      asked.work_dir.empty() ? std::string() : std::filesystem::absolute(asked.work_dir).string();
   spec["executor"] = asked.executor;
   spec["executor_options"] = asked.executor_options;
   spec["max_workers"] = planned.effective_max_workers();
@@ -121,9 +124,10 @@ PlanOptions DecodeOptions(const Json& json) {
               static_cast<int>(Tier::kNone), static_cast<int>(Tier::kMixed)));
   options.allow_over_total_mem = ReadFlag(json, "allow_over_total_mem");
   const Json& compressor = Field(json, "disk_compressor", "plan recipe options");
-  options.disk_compressor = compressor.is_null() ? std::nullopt
-                                                 : std::optional<CodecConfig>(graph_codec::ReadCodec(
-                                                       compressor, "plan recipe disk_compressor"));
+  options.disk_compressor = compressor.is_null()
+                                ? std::nullopt
+                                : std::optional<CodecConfig>(graph_codec::ReadCodec(
+                                      compressor, "plan recipe disk_compressor"));
   return options;
 }
 
@@ -192,9 +196,15 @@ std::string EncodePlanRecipe(const FinalizedPlan& plan) {
   recipe["version"] = kVersion;
   recipe["graph"] = Json::binary(std::vector<std::uint8_t>(graph.begin(), graph.end()));
   recipe["spec"] = EncodeSpec(state.requested_spec, state.spec);
-  recipe["options"] = EncodeOptions(state.requested_options);
+  // The passes switched off here, TESSERA_DISABLE_PASSES's included: a worker's own
+  // environment adds to them, never removes (a difference shows in the plan hash).
+  PlanOptions options = state.requested_options;
+  options.disabled_passes = PassManager().DisabledPasses(options);
+  recipe["options"] = EncodeOptions(options);
   recipe["learned"] = EncodeLearned(state.learned);
-  recipe["work_directory"] = state.work_directory.string();
+  recipe["work_directory"] = state.work_directory.empty()
+                                 ? std::string()
+                                 : std::filesystem::absolute(state.work_directory).string();
   recipe["hash"] = PlanHash(state.executables);
   const std::vector<std::uint8_t> bytes = Json::to_cbor(recipe);
   return std::string(bytes.begin(), bytes.end());
@@ -212,8 +222,8 @@ FinalizedPlan DecodePlanRecipe(std::string_view bytes) {
     throw FormatError("plan recipe: not a Tessera plan recipe");
   }
   if (const int version = ReadWhole(recipe, "version"); version != kVersion) {
-    throw FormatError("plan recipe version " + std::to_string(version) + " is not this Tessera's (" +
-                      std::to_string(kVersion) +
+    throw FormatError("plan recipe version " + std::to_string(version) +
+                      " is not this Tessera's (" + std::to_string(kVersion) +
                       "): run the same Tessera version on the client and the workers");
   }
   const Json& graph = Field(recipe, "graph", "plan recipe");

@@ -147,6 +147,9 @@ struct ExecuteOptions {
   // by the executor). If it throws, the run stops as for a failed task and the exception
   // propagates unchanged.
   std::function<void(const TaskRecord&)> on_task;
+  // Called every 200 ms or so by an executor waiting on other processes (dask, ray) while
+  // no task ends; if it throws, the run stops as for a failed task (Ctrl-C from Python).
+  std::function<void()> on_wait;
   // Called once before the first task with the number of tasks the run has (every op's,
   // for a progress display of the caller's own). If it throws, nothing runs.
   std::function<void(std::int64_t total_tasks)> on_start;

@@ -22,6 +22,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,6 +40,9 @@ struct RemoteRun {
   double start_unix_seconds = 0;  // the run's start on the wall clock
   int retries = 2;                // ExecuteOptions::retries, for RunRemoteTask
   bool resume = false;            // ExecuteOptions::resume
+  // The most memory any of its tasks is submitted with (RemoteTask::memory): a launcher
+  // refuses the run in Start when no worker offers that much, before anything runs.
+  std::int64_t largest_task_memory = 0;
 };
 
 // One task handed to the scheduler.
@@ -73,13 +77,15 @@ class TaskLauncher {
   // it is sent with RunRemoteTask(run.key, recipe, op, task, {run's fields, worker}).
   virtual void Start(const RemoteRun& run, const std::string& recipe) = 0;
   virtual void Submit(const RemoteTask& task) = 0;
-  // Blocks until a submitted task ends.
-  virtual RemoteOutcome WaitAny() = 0;
+  // Blocks until a submitted task ends, or `timeout_seconds` pass (nullopt), so that the
+  // run can stop between waits (ExecuteOptions::on_wait: Ctrl-C).
+  virtual std::optional<RemoteOutcome> WaitAny(double timeout_seconds) = 0;
   // The run ended (`failed`: cancel what is still queued or running). Never throws.
   virtual void Finish(bool failed) noexcept = 0;
 };
 
-// Registers executor `name` (Spec::executor chooses it): each run asks `make` for a
+// Registers executor `name`, "dask" or "ray" (the names Spec accepts for tasks run in
+// processes that share no memory: Spec::keeps_intermediates_in_memory); each run asks `make` for a
 // launcher, prepares and commits every op here and runs the tasks through it. An op's
 // tasks are submitted once every op it reads has committed; a task whose worker was lost
 // is submitted again, up to ExecuteOptions::retries more times (then an Error naming the

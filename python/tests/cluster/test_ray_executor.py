@@ -10,7 +10,7 @@ import pytest
 
 import tessera
 
-from .workers_log import Log, kill_when_running, most_at_once, small_then_large
+from .workers_log import Log, cluster_spec, kill_when_running, most_at_once, small_then_large
 
 ray = pytest.importorskip("ray")
 
@@ -21,6 +21,14 @@ GB = 10**9
 
 @pytest.fixture(scope="module", autouse=True)
 def ray_cluster():
+    _start_ray()
+    # Both worker processes up before the tests count what runs at once.
+    ray.get([ray.remote(lambda: __import__("time").sleep(0.5)).remote() for _ in range(2)])
+    yield
+    ray.shutdown()
+
+
+def _start_ray():
     ray.init(
         num_cpus=2,
         _memory=4 * GB,
@@ -29,8 +37,6 @@ def ray_cluster():
         log_to_driver=False,
         runtime_env={"env_vars": {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}},
     )
-    yield
-    ray.shutdown()
 
 
 def test_results_equal_the_threads_executors(tmp_path, rng):
@@ -64,13 +70,7 @@ def test_results_equal_the_threads_executors(tmp_path, rng):
 
 def test_each_task_is_given_its_ops_memory(tmp_path, rng):
     log = Log(tmp_path / "log")
-    spec = tessera.Spec(
-        work_dir=tmp_path,
-        allowed_mem="2GB",
-        memory_tiers=["300MB", "1.5GB"],
-        executor="ray",
-        history="off",
-    )
+    spec = cluster_spec("ray", tmp_path, "2GB", total_mem="8GB", memory_tiers=["300MB", "1.5GB"])
     data = rng.standard_normal((8, 8))
     large = small_then_large(log, spec, data, 2, 10**8, 10**9)
     np.testing.assert_array_equal(large.compute(), (data + 1) * 2)
@@ -82,15 +82,9 @@ def test_each_task_is_given_its_ops_memory(tmp_path, rng):
 
 def test_a_small_memory_op_runs_more_tasks_at_once_than_a_large_one(tmp_path, rng):
     log = Log(tmp_path / "log")
-    spec = tessera.Spec(
-        work_dir=tmp_path,
-        allowed_mem="3GB",
-        memory_tiers=["1GB", "3GB"],
-        executor="ray",
-        history="off",
-    )
+    spec = cluster_spec("ray", tmp_path, "3GB", total_mem="8GB", memory_tiers=["1GB", "3GB"])
     data = rng.standard_normal((8, 8))
-    large = small_then_large(log, spec, data, 2, 10**8, 2 * GB, seconds=0.5)
+    large = small_then_large(log, spec, data, 2, 10**8, 2 * GB, seconds=1.0)
     np.testing.assert_array_equal(large.compute(), (data + 1) * 2)
     # 2 CPUs, 4 GB: 1 GB tasks run 2 at once, 3 GB tasks one at a time.
     assert most_at_once(log.entries("small")) == 2
@@ -123,7 +117,9 @@ def test_a_worker_killed_mid_run_does_not_fail_the_run(tmp_path, rng):
     spec = tessera.Spec(work_dir=tmp_path, allowed_mem="200MB", executor="ray", history="off")
     data = rng.standard_normal((20, 10))
     x = tessera.asarray(data, chunks=(1, 10), spec=spec)
-    y = tessera.map_blocks(log.wrap(lambda b: b * 7, "slow", 0.2), x)
+    y = tessera.map_blocks(
+        log.wrap(lambda b: b * 7, "slow", 0.05, first_waits_to_be_killed=True), x
+    )
     killer = kill_when_running(log, "slow")
     result = y.compute()
     killer.join()
@@ -143,11 +139,4 @@ def test_without_ray_init_is_a_clear_error(tmp_path):
         with pytest.raises(tessera.InvalidArgument, match="call ray.init"):
             tessera.ones((4, 4), chunks=(2, 2), spec=spec).compute()
     finally:
-        ray.init(
-            num_cpus=2,
-            _memory=4 * GB,
-            object_store_memory=200 * 10**6,
-            include_dashboard=False,
-            log_to_driver=False,
-            runtime_env={"env_vars": {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}},
-        )
+        _start_ray()

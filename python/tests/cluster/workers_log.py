@@ -24,6 +24,19 @@ def _worker_name():
     return None
 
 
+def _claim(path):
+    """Whether this call created `path` (only one call of all processes does); it writes
+    its process's pid there."""
+    try:
+        descriptor = os.open(path + ".tmp-" + str(os.getpid()), os.O_WRONLY | os.O_CREAT, 0o644)
+        os.write(descriptor, str(os.getpid()).encode())
+        os.close(descriptor)
+        os.link(path + ".tmp-" + str(os.getpid()), path)  # atomic: the first link wins
+    except FileExistsError:
+        return False
+    return True
+
+
 class Log:
     def __init__(self, path):
         self.path = str(path)
@@ -36,12 +49,18 @@ class Log:
         finally:
             os.close(descriptor)
 
-    def wrap(self, function, label="task", seconds=0.0):
+    def wrap(self, function, label="task", seconds=0.0, first_waits_to_be_killed=False):
+        """`function` logging each call's start and end, sleeping `seconds` in between;
+        with first_waits_to_be_killed, the run's first call (the first to create the
+        marker) sleeps up to 120 s instead: long enough for a test to kill its process."""
         log = self
+        marker = self.path + ".first"
 
         def logged(*blocks):
             entry = {"label": label, "pid": os.getpid(), "worker": _worker_name()}
             log._write({**entry, "event": "start", "time": time.time()})
+            if first_waits_to_be_killed and _claim(marker):
+                time.sleep(120)
             if seconds:
                 time.sleep(seconds)
             result = function(*blocks)
@@ -49,6 +68,15 @@ class Log:
             return result
 
         return logged
+
+    def waiting_to_be_killed(self):
+        """The pid of the process whose call waits to be killed (wrap's
+        first_waits_to_be_killed), once one does; else None."""
+        try:
+            with open(self.path + ".first") as marker:
+                return int(marker.read())
+        except (FileNotFoundError, ValueError):
+            return None
 
     def entries(self, label=None, started=False):
         """One entry per call that ended (or, with started, per call that began)."""
@@ -83,6 +111,15 @@ def most_at_once(calls):
     return most
 
 
+def cluster_spec(executor, work_dir, allowed_mem, **settings):
+    """A Spec of `executor` for the cluster tests: intermediates under `work_dir`, no
+    history unless asked."""
+    import tessera
+
+    settings.setdefault("history", "off")
+    return tessera.Spec(work_dir=work_dir, allowed_mem=allowed_mem, executor=executor, **settings)
+
+
 def small_then_large(log, spec, data, rows, small_mem, large_mem, seconds=0.0):
     """Two ops of different memory over `data`: (data + 1) by blocks of `rows` rows, each
     task declaring `small_mem` bytes of scratch, then that doubled by blocks of `rows`
@@ -97,10 +134,13 @@ def small_then_large(log, spec, data, rows, small_mem, large_mem, seconds=0.0):
                               small.rechunk((n, rows)), extra_projected_mem=large_mem)
 
 
-def kill_when_running(log, label, pick=lambda pids: pids[0], timeout=60.0):
-    """A started thread that SIGKILLs a process running a `label` call (the pid `pick`
-    chooses among those that started one, None to keep waiting) as soon as there is one;
+def kill_when_running(log, label, pick=None, timeout=60.0):
+    """A started thread that SIGKILLs a process running a `label` call as soon as there is
+    one: the pid `pick` chooses among those that started one (None: keep waiting), by
+    default the one waiting to be killed (Log.wrap's first_waits_to_be_killed).
     .killed lists what it killed."""
+    if pick is None:
+        pick = lambda pids: log.waiting_to_be_killed()  # noqa: E731
     import signal
     import threading
 

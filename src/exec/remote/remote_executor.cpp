@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "tessera/core/errors.hpp"
@@ -25,6 +26,9 @@ std::int64_t TaskMemory(const Spec& spec, const planner::ExecutableOp& op, std::
   return std::max(op.projected_mem(task), info.estimated_mem);
 }
 
+// How long a wait for a task lasts before the run checks ExecuteOptions::on_wait.
+constexpr double kWaitSeconds = 0.2;
+
 // A name for the run's plan that another process's plan cannot share: FNV-1a of the
 // recipe (which names this process's work directory), and the recipe's size.
 std::string RecipeKey(const std::string& recipe) {
@@ -36,14 +40,17 @@ std::string RecipeKey(const std::string& recipe) {
   return text;
 }
 
-// The most tasks that ran at once and the largest sum of their memory, from the records'
-// spans (a sweep over starts and ends; an end before a start at the same instant).
-AdmissionFigures FromSpans(const std::vector<std::pair<TaskRecord, std::int64_t>>& ran) {
+// The most tasks that ran at once and the largest sum of their costs (memory less
+// reserved_mem, as every executor reports them), from the records' spans (a sweep over
+// starts and ends; an end before a start at the same instant).
+AdmissionFigures FromSpans(const std::vector<std::pair<TaskRecord, std::int64_t>>& ran,
+                           std::int64_t reserved_mem) {
   std::vector<std::pair<double, std::int64_t>> events;  // time, +memory / -memory
   for (const auto& [record, memory] : ran) {
     if (record.skipped) continue;
-    events.emplace_back(record.start_seconds, memory + 1);
-    events.emplace_back(record.start_seconds + record.seconds, -(memory + 1));
+    const std::int64_t cost = std::max<std::int64_t>(memory - reserved_mem, 1);
+    events.emplace_back(record.start_seconds, cost + 1);
+    events.emplace_back(record.start_seconds + record.seconds, -(cost + 1));
   }
   std::sort(events.begin(), events.end());
   AdmissionFigures figures;
@@ -72,9 +79,15 @@ AdmissionFigures RemoteExecutor::Run(PlanRun& run) {
   const double start_unix =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() -
       std::chrono::duration<double>(std::chrono::steady_clock::now() - run.start()).count();
-  launcher_->Start(
-      RemoteRun{RecipeKey(recipe), start_unix, run.options().retries, run.options().resume},
-      recipe);
+  RemoteRun remote{RecipeKey(recipe), start_unix, run.options().retries, run.options().resume, 0};
+  for (const auto& op : ops) {
+    const OpInfo& info = op->info();
+    if (info.num_tasks == 0) continue;
+    remote.largest_task_memory = std::max(remote.largest_task_memory,
+                                          !run.spec().memory_tiers.empty() && info.memory_size > 0
+                                              ? info.memory_size
+                                              : std::max(info.projected_mem, info.estimated_mem));
+  }
 
   std::vector<bool> started(At(num_ops), false);
   std::vector<bool> committed(At(num_ops), false);
@@ -88,6 +101,7 @@ AdmissionFigures RemoteExecutor::Run(PlanRun& run) {
     ++done_ops;
   };
   try {
+    launcher_->Start(remote, recipe);
     while (done_ops < num_ops) {
       for (int op = 0; op < num_ops; ++op) {
         if (started[At(op)]) continue;
@@ -107,7 +121,12 @@ AdmissionFigures RemoteExecutor::Run(PlanRun& run) {
       }
       if (done_ops == num_ops) break;
       if (in_flight.empty()) throw Error("executor \"" + name_ + "\": no op can start (internal)");
-      RemoteOutcome outcome = launcher_->WaitAny();
+      std::optional<RemoteOutcome> ended = launcher_->WaitAny(kWaitSeconds);
+      if (!ended) {
+        if (run.options().on_wait) run.options().on_wait();
+        continue;
+      }
+      RemoteOutcome& outcome = *ended;
       const auto found = in_flight.find({outcome.op, outcome.task});
       if (found == in_flight.end()) {
         throw Error("executor \"" + name_ + "\": an unknown task ended (internal)");
@@ -133,6 +152,11 @@ AdmissionFigures RemoteExecutor::Run(PlanRun& run) {
         }
         blocks->Put(block, std::move(values));
       }
+      // The worker's plan names its ops after its own arrays: the record takes the
+      // client's names.
+      outcome.record.op = task.op;
+      outcome.record.op_name = ops[At(task.op)]->info().name;
+      outcome.record.task = task.task;
       outcome.record.attempts += task.attempt - 1;
       ran.emplace_back(outcome.record, task.memory);
       const int op = task.op;
@@ -145,7 +169,7 @@ AdmissionFigures RemoteExecutor::Run(PlanRun& run) {
     throw;
   }
   launcher_->Finish(/*failed=*/false);
-  return FromSpans(ran);
+  return FromSpans(ran, run.spec().reserved_mem);
 }
 
 }  // namespace tessera::exec

@@ -1,6 +1,7 @@
 // The worker side of remote executors (tessera/exec/remote_tasks.hpp): plans
 // remade once per process by key, their ops opened as a follower opens them.
 #include <chrono>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -53,10 +54,18 @@ struct WorkerPlan {
   }
 };
 
+// A plan by key: made once (by the first task that needs it; the others wait on `mutex`),
+// or the failure of making it, which every later task of the key rethrows at once.
+struct PlanEntry {
+  std::mutex mutex;
+  bool made = false;                 // GUARDED_BY(mutex)
+  std::shared_ptr<WorkerPlan> plan;  // GUARDED_BY(mutex)
+  std::exception_ptr failure;        // GUARDED_BY(mutex)
+};
+
 struct WorkerPlans {
   std::mutex mutex;
-  std::map<std::string, std::shared_ptr<WorkerPlan>> plans;  // GUARDED_BY(mutex)
-  std::map<std::string, std::shared_ptr<std::once_flag>> making;
+  std::map<std::string, std::shared_ptr<PlanEntry>> entries;  // GUARDED_BY(mutex)
 };
 
 WorkerPlans& Plans() {
@@ -64,25 +73,26 @@ WorkerPlans& Plans() {
   return *plans;
 }
 
-// The plan named `key`, remade from `recipe` by the first task that needs it (the others
-// wait for it rather than remake it too).
 std::shared_ptr<WorkerPlan> PlanNamed(const std::string& key, std::string_view recipe) {
-  WorkerPlans& plans = Plans();
-  std::shared_ptr<std::once_flag> once;
+  std::shared_ptr<PlanEntry> entry;
   {
+    WorkerPlans& plans = Plans();
     const std::lock_guard lock(plans.mutex);
-    if (const auto found = plans.plans.find(key); found != plans.plans.end()) return found->second;
-    auto& flag = plans.making[key];
-    if (!flag) flag = std::make_shared<std::once_flag>();
-    once = flag;
+    auto& slot = plans.entries[key];
+    if (!slot) slot = std::make_shared<PlanEntry>();
+    entry = slot;
   }
-  std::call_once(*once, [&] {
-    auto made = std::make_shared<WorkerPlan>(planner::DecodePlanRecipe(recipe));
-    const std::lock_guard lock(plans.mutex);
-    plans.plans[key] = std::move(made);
-  });
-  const std::lock_guard lock(plans.mutex);
-  return plans.plans.at(key);
+  const std::lock_guard lock(entry->mutex);
+  if (!entry->made) {
+    try {
+      entry->plan = std::make_shared<WorkerPlan>(planner::DecodePlanRecipe(recipe));
+    } catch (...) {
+      entry->failure = std::current_exception();
+    }
+    entry->made = true;
+  }
+  if (entry->failure) std::rethrow_exception(entry->failure);
+  return entry->plan;
 }
 
 }  // namespace
@@ -107,7 +117,14 @@ RemoteTaskResult RunRemoteTask(const std::string& key, std::string_view recipe, 
   RemoteTaskResult result;
   planner::SharedBlocks* blocks = ops[At(op)]->shared_blocks();
   if (blocks != nullptr) blocks->TakeWritten();  // nothing of an earlier task on this thread
-  result.record = RunPlanTask(ops, worker->plan.spec(), op, task, execute, run_start);
+  try {
+    result.record = RunPlanTask(ops, worker->plan.spec(), op, task, execute, run_start);
+  } catch (...) {
+    if (blocks != nullptr) {
+      for (const Index block : blocks->TakeWritten()) blocks->Drop(block);
+    }
+    throw;
+  }
   result.record.worker = options.worker;
   if (blocks != nullptr) {
     for (const Index block : blocks->TakeWritten()) {
@@ -119,10 +136,14 @@ RemoteTaskResult RunRemoteTask(const std::string& key, std::string_view recipe, 
 }
 
 bool ForgetRemotePlan(const std::string& key) {
+  std::shared_ptr<PlanEntry> dropped;  // destroyed after the lock (its kernels may take the GIL)
   WorkerPlans& plans = Plans();
   const std::lock_guard lock(plans.mutex);
-  plans.making.erase(key);
-  return plans.plans.erase(key) > 0;
+  const auto found = plans.entries.find(key);
+  if (found == plans.entries.end()) return false;
+  dropped = std::move(found->second);
+  plans.entries.erase(found);
+  return true;
 }
 
 }  // namespace tessera

@@ -96,11 +96,11 @@ std::shared_ptr<const StoredArray> PlanContext::InputArray(const Node& node) {
 
 std::shared_ptr<OpOutput> PlanContext::ProvisionalOutput(const Node& node) {
   auto& output = provisional_[&node];
-  if (!output) output = MakeOutput(node, TierAlone(node));
+  if (!output) output = MakeOutput(node, TierAlone(node), /*provisional=*/true);
   return output;
 }
 
-std::shared_ptr<OpOutput> PlanContext::MakeOutput(const Node& node, Tier tier) {
+std::shared_ptr<OpOutput> PlanContext::MakeOutput(const Node& node, Tier tier, bool provisional) {
   for (const PlanOutput& output : logical.outputs) {
     if (output.node.get() != &node) continue;
     if (output.target) {
@@ -116,7 +116,11 @@ std::shared_ptr<OpOutput> PlanContext::MakeOutput(const Node& node, Tier tier) {
     return std::make_shared<ResultOutput>(node.shape(), node.chunks(), node.dtype());
   }
   if (tier == Tier::kMemory) return MakeMemoryTierOutput(node.shape(), node.chunks(), node.dtype());
-  return MakeDiskTierOutput(node.shape(), node.chunks(), node.dtype(), IntermediateDirectory(),
+  // A provisional output is never written: it takes no number, so that the folders of the
+  // real ones do not depend on the order fusion looked at its candidates in (which follows
+  // node addresses, different in every process that plans alike).
+  return MakeDiskTierOutput(node.shape(), node.chunks(), node.dtype(),
+                            provisional ? WorkDirectory() / "provisional" : IntermediateDirectory(),
                             options.disk_compressor);
 }
 

@@ -104,7 +104,9 @@ struct PlanContext {
   // How an op planned alone reads its stored input `node`, by region.
   std::shared_ptr<const StoredArray> InputArray(const Node& node);
   std::shared_ptr<OpOutput> ProvisionalOutput(const Node& node);
-  std::shared_ptr<OpOutput> MakeOutput(const Node& node, Tier tier);
+  // The output `node` gets in `tier`; a provisional one (fusion's stand-in, never
+  // written) names no folder of its own.
+  std::shared_ptr<OpOutput> MakeOutput(const Node& node, Tier tier, bool provisional = false);
   // This plan's directory for disk intermediates; the first use clears what killed runs
   // left in the same base.
   const std::filesystem::path& WorkDirectory();

@@ -35,4 +35,12 @@ namespace tessera::planner {
 std::string EncodeGraph(const std::vector<PlanOutput>& outputs);
 std::vector<PlanOutput> DecodeGraph(std::string_view bytes);
 
+// The engine's own kernels built on map_blocks (cumulative sums, ...) cross processes by
+// name: BuiltinRecipe(name, params) is their recipe, and decoding rebuilds them with the
+// factory registered under `name` (at static initialization, in the file that defines the
+// kernel), never through the front end's FunctionLoader. Thread-safe.
+using BuiltinKernelFactory = std::function<BlockFunction(std::string_view params, DType dtype)>;
+void RegisterBuiltinKernel(std::string name, BuiltinKernelFactory factory);
+FunctionRecipe BuiltinRecipe(std::string_view name, std::string_view params);
+
 }  // namespace tessera::planner
