@@ -207,7 +207,6 @@ class DaskLauncher:
         self._run = f"tessera-{uuid.uuid4().hex[:12]}"  # keys no other run shares
         self._recipe = self._client.scatter(recipe, broadcast=True, hash=False)
         self._futures: dict = {}
-        self._ready: collections.deque = collections.deque()
         self._done = self._distributed.as_completed(loop=self._client.loop)
 
     def submit(self, op, task, memory, attempt) -> None:
@@ -230,15 +229,19 @@ class DaskLauncher:
         self._done.add(future)
 
     def wait_any(self, timeout):
+        # Woken by as_completed's own notice of a finished future, as its __next__ is.
         deadline = time.monotonic() + timeout
-        while not self._ready:
-            self._ready.extend(self._done.next_batch(block=False))
-            if self._ready:
-                break
-            if time.monotonic() >= deadline:
+        woken = getattr(self._done, "thread_condition", None)
+        while not self._done.has_ready():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
                 return None
-            time.sleep(0.005)
-        future = self._ready.popleft()
+            if woken is None:
+                time.sleep(min(remaining, 0.005))
+                continue
+            with woken:
+                woken.wait(timeout=min(remaining, 0.1))
+        future = next(self._done)
         op, task = self._futures.pop(future)
         if future.status == "finished":
             address, record, blocks = future.result()
