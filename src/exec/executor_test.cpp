@@ -510,6 +510,13 @@ std::function<void(std::int64_t)> UntilTwoRanTogether() {
   };
 }
 
+// An op of `tasks` tasks, each projecting `bytes` beyond reserved_mem (MakeSpec's 500 B).
+std::shared_ptr<FakeOp> OpOfTasks(const std::string& name, int tasks, std::int64_t bytes) {
+  auto op = std::make_shared<FakeOp>(name, tasks);
+  op->mutable_info().projected_mem = bytes + 500;
+  return op;
+}
+
 TEST(ThreadsExecutor, RunsTasksConcurrently) {
   auto op = std::make_shared<FakeOp>("parallel", 8);
   EXPECT_EQ(MostConcurrentTasks(op, MakeSpec("threads", 2), std::chrono::seconds(5)), 2);
@@ -520,20 +527,17 @@ TEST(ThreadsExecutor, AdmitsTasksByMemory) {
   // two at once whatever the plan's concurrency says; tasks of 600 MB one at a time.
   Spec spec = MakeSpec("threads", 4);
   spec.total_mem = 1'000'000'000;
-  auto op = std::make_shared<FakeOp>("400MB", 6);
-  op->mutable_info().projected_mem = 400'000'000 + 500;
+  auto op = OpOfTasks("400MB", 6, 400'000'000);
   op->mutable_info().concurrency = 1;  // informational: admission decides
   EXPECT_EQ(MostConcurrentTasks(op, spec, std::chrono::seconds(5)), 2);
-  auto larger = std::make_shared<FakeOp>("600MB", 3);
-  larger->mutable_info().projected_mem = 600'000'000 + 500;
+  auto larger = OpOfTasks("600MB", 3, 600'000'000);
   EXPECT_EQ(MostConcurrentTasks(larger, spec, std::chrono::milliseconds(100)), 1);
 }
 
 TEST(ThreadsExecutor, ReportsWhatAdmissionLetRunAtOnce) {
   Spec spec = MakeSpec("threads", 4);
   spec.total_mem = 1'000'000'000;
-  auto op = std::make_shared<FakeOp>("400MB", 6);
-  op->mutable_info().projected_mem = 400'000'000 + 500;
+  auto op = OpOfTasks("400MB", 6, 400'000'000);
   op->set_body(UntilTwoRanTogether());
   const ExecutionReport report = Execute({op}, spec, Quiet());
   EXPECT_EQ(report.admission_capacity, 1'000'000'000 - 500);
@@ -548,11 +552,9 @@ TEST(ThreadsExecutor, ReportsPerOpHowManyOfItsTasksRanAtOnce) {
   // Under 1 GB: the 400 MB op's tasks run two at once, then the 600 MB op's one at a time.
   Spec spec = MakeSpec("threads", 4);
   spec.total_mem = 1'000'000'000;
-  auto small = std::make_shared<FakeOp>("small", 4);
-  small->mutable_info().projected_mem = 400'000'000 + 500;
+  auto small = OpOfTasks("small", 4, 400'000'000);
   small->set_body(UntilTwoRanTogether());
-  auto large = std::make_shared<FakeOp>("large", 3);
-  large->mutable_info().projected_mem = 600'000'000 + 500;
+  auto large = OpOfTasks("large", 3, 600'000'000);
   large->mutable_info().inputs = {0};
   large->set_body([](std::int64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(5)); });
   const ExecutionReport report = Execute({small, large}, spec, Quiet());

@@ -16,4 +16,31 @@ std::int64_t NearestRankPercentile(std::vector<std::int64_t> values, int percent
   return *nth;
 }
 
+Overlap PeakOverlap(const std::vector<TaskSpan>& spans) {
+  struct Edge {
+    double moment;
+    int change;  // +1 start, -1 end
+    std::int64_t weight;
+  };
+  std::vector<Edge> edges;
+  edges.reserve(spans.size() * 2);
+  for (const TaskSpan& span : spans) {
+    edges.push_back({span.start, 1, span.weight});
+    edges.push_back({span.start + std::max(span.seconds, 1e-9), -1, span.weight});
+  }
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
+    return a.moment != b.moment ? a.moment < b.moment : a.change < b.change;
+  });
+  Overlap peak;
+  std::int64_t tasks = 0;
+  std::int64_t weight = 0;
+  for (const Edge& edge : edges) {
+    tasks += edge.change;
+    weight += edge.change * edge.weight;
+    peak.most_tasks = std::max(peak.most_tasks, tasks);
+    peak.most_weight = std::max(peak.most_weight, weight);
+  }
+  return peak;
+}
+
 }  // namespace tessera::exec

@@ -8,6 +8,20 @@
 
 namespace tessera::exec {
 
+// A task's span (seconds, as TaskRecord counts them) and what it holds while it runs.
+struct TaskSpan {
+  double start = 0;
+  double seconds = 0;
+  std::int64_t weight = 0;
+};
+struct Overlap {
+  std::int64_t most_tasks = 0;   // the most spans open at one moment
+  std::int64_t most_weight = 0;  // the largest sum of weights of spans open at one moment
+};
+// A sweep over the spans' starts and ends (an end before a start at the same moment; a
+// span too short for the clock still counts as open).
+Overlap PeakOverlap(const std::vector<TaskSpan>& spans);
+
 // The 0-based index, in `count` sorted values, of the nearest rank for `percent`
 // (ceil(percent / 100 * count), computed in integers so that 95% of 20 is rank 19).
 std::size_t NearestRankIndex(std::size_t count, int percent);

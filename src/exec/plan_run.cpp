@@ -61,24 +61,13 @@ void RunStep(const std::string& name, const char* what, Step&& step) {
   }
 }
 
-// The most of `tasks` whose spans overlap: a sweep over their starts and ends, an end
-// before a start at the same moment (spans are half-open).
+// The most of `tasks` whose spans overlap (PeakOverlap; skipped tasks never ran).
 std::int64_t MostAtOnce(std::span<const TaskRecord> tasks) {
-  std::vector<std::pair<double, int>> edges;  // (moment, +1 start / -1 end)
+  std::vector<TaskSpan> spans;
   for (const TaskRecord& record : tasks) {
-    if (record.skipped) continue;
-    edges.emplace_back(record.start_seconds, 1);
-    // A task too short for the clock still ran: its span is never empty.
-    edges.emplace_back(record.start_seconds + std::max(record.seconds, 1e-9), -1);
+    if (!record.skipped) spans.push_back({record.start_seconds, record.seconds, 0});
   }
-  std::sort(edges.begin(), edges.end());
-  std::int64_t running = 0;
-  std::int64_t most = 0;
-  for (const auto& [moment, change] : edges) {
-    running += change;
-    most = std::max(most, running);
-  }
-  return most;
+  return PeakOverlap(spans).most_tasks;
 }
 
 // Fills the op's summaries of its tasks that ran (skipped ones measured nothing).

@@ -38,7 +38,6 @@ int ReadSmallInt(const Json& value, const std::string& where, int min = -kIntLim
 
 // ---- codecs, fill values ----------------------------------------------------------
 
-
 Json WriteFill(const FillValue& fill) {
   return std::visit(
       [](const auto& value) -> Json {

@@ -2,6 +2,7 @@
 // work directory, hash}; decoding re-plans in a PlanSession holding what was given.
 #include "tessera/plan/internal/plan_recipe.hpp"
 
+#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <limits>
@@ -25,6 +26,17 @@ using graph_codec::ReadBool;
 using graph_codec::ReadDouble;
 using graph_codec::ReadInt;
 using graph_codec::ReadString;
+
+// FNV-1a over bytes mixed in turn (the plan hash, the recipe key).
+struct Fnv1a {
+  std::uint64_t value = 1469598103934665603ULL;
+  void Mix(const void* data, std::size_t size) {
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    for (std::size_t index = 0; index < size; ++index) {
+      value = (value ^ bytes[index]) * 1099511628211ULL;
+    }
+  }
+};
 
 constexpr std::string_view kFormat = "tessera-plan-recipe";
 constexpr int kVersion = 1;
@@ -170,22 +182,25 @@ void DecodeLearned(const Json& steps, PlanSession& session) {
 }  // namespace
 
 std::uint64_t PlanHash(const std::vector<std::shared_ptr<ExecutableOp>>& ops) {
-  std::uint64_t hash = 1469598103934665603ULL;
-  const auto mix = [&hash](const void* data, std::size_t size) {
-    const auto* bytes = static_cast<const unsigned char*>(data);
-    for (std::size_t index = 0; index < size; ++index) {
-      hash = (hash ^ bytes[index]) * 1099511628211ULL;
-    }
-  };
+  Fnv1a hash;
   for (const auto& op : ops) {
     const OpInfo& info = op->info();
-    mix(info.fingerprint.data(), info.fingerprint.size());
-    mix(&info.kind, sizeof(info.kind));
-    mix(&info.num_tasks, sizeof(info.num_tasks));
-    mix(&info.tier, sizeof(info.tier));
-    for (const int input : info.inputs) mix(&input, sizeof(input));
+    hash.Mix(info.fingerprint.data(), info.fingerprint.size());
+    hash.Mix(&info.kind, sizeof(info.kind));
+    hash.Mix(&info.num_tasks, sizeof(info.num_tasks));
+    hash.Mix(&info.tier, sizeof(info.tier));
+    for (const int input : info.inputs) hash.Mix(&input, sizeof(input));
   }
-  return hash;
+  return hash.value;
+}
+
+std::string RecipeKey(std::string_view recipe) {
+  Fnv1a hash;
+  hash.Mix(recipe.data(), recipe.size());
+  char text[40];
+  std::snprintf(text, sizeof(text), "%016llx-%zu", static_cast<unsigned long long>(hash.value),
+                recipe.size());
+  return text;
 }
 
 std::string EncodePlanRecipe(const FinalizedPlan& plan) {

@@ -4,65 +4,43 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <utility>
 
+#include "op_statistics.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/exec/internal/plan_run.hpp"
+#include "tessera/plan/internal/plan_recipe.hpp"
 
 namespace tessera::exec {
 namespace {
 
 std::size_t At(int index) { return static_cast<std::size_t>(index); }
 
-// The memory a task is submitted with (RemoteTask::memory): its op's tier when the spec
-// lists tiers (OpInfo::memory_size, which is allowed_mem without them), else what the plan
-// counts for it.
-std::int64_t TaskMemory(const Spec& spec, const planner::ExecutableOp& op, std::int64_t task) {
-  const OpInfo& info = op.info();
+// The memory a task of `info`'s op projecting `projected` is submitted with
+// (RemoteTask::memory): its op's tier when the spec lists tiers (OpInfo::memory_size, which
+// is allowed_mem without them), else what the plan counts for it.
+std::int64_t SubmittedMemory(const Spec& spec, const OpInfo& info, std::int64_t projected) {
   if (!spec.memory_tiers.empty() && info.memory_size > 0) return info.memory_size;
-  return std::max(op.projected_mem(task), info.estimated_mem);
+  return std::max(projected, info.estimated_mem);
 }
 
 // How long a wait for a task lasts before the run checks ExecuteOptions::on_wait.
 constexpr double kWaitSeconds = 0.2;
 
-// A name for the run's plan that another process's plan cannot share: FNV-1a of the
-// recipe (which names this process's work directory), and the recipe's size.
-std::string RecipeKey(const std::string& recipe) {
-  std::uint64_t hash = 1469598103934665603ULL;
-  for (const char c : recipe) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-  char text[40];
-  std::snprintf(text, sizeof(text), "%016llx-%zu", static_cast<unsigned long long>(hash),
-                recipe.size());
-  return text;
-}
-
 // The most tasks that ran at once and the largest sum of their costs (memory less
-// reserved_mem, as every executor reports them), from the records' spans (a sweep over
-// starts and ends; an end before a start at the same instant).
+// reserved_mem, as every executor reports them), from the records' spans.
 AdmissionFigures FromSpans(const std::vector<std::pair<TaskRecord, std::int64_t>>& ran,
                            std::int64_t reserved_mem) {
-  std::vector<std::pair<double, std::int64_t>> events;  // time, +memory / -memory
+  std::vector<TaskSpan> spans;
   for (const auto& [record, memory] : ran) {
     if (record.skipped) continue;
-    const std::int64_t cost = std::max<std::int64_t>(memory - reserved_mem, 1);
-    events.emplace_back(record.start_seconds, cost + 1);
-    events.emplace_back(record.start_seconds + record.seconds, -(cost + 1));
+    spans.push_back(
+        {record.start_seconds, record.seconds, std::max<std::int64_t>(memory - reserved_mem, 1)});
   }
-  std::sort(events.begin(), events.end());
-  AdmissionFigures figures;
-  int running = 0;
-  std::int64_t held = 0;
-  for (const auto& [time, change] : events) {
-    running += change > 0 ? 1 : -1;
-    held += change > 0 ? change - 1 : change + 1;
-    figures.max_tasks_at_once = std::max(figures.max_tasks_at_once, running);
-    figures.max_admitted_mem = std::max(figures.max_admitted_mem, held);
-  }
-  return figures;
+  const Overlap peak = PeakOverlap(spans);
+  return AdmissionFigures{static_cast<int>(peak.most_tasks), peak.most_weight};
 }
 
 }  // namespace
@@ -79,14 +57,13 @@ AdmissionFigures RemoteExecutor::Run(PlanRun& run) {
   const double start_unix =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() -
       std::chrono::duration<double>(std::chrono::steady_clock::now() - run.start()).count();
-  RemoteRun remote{RecipeKey(recipe), start_unix, run.options().retries, run.options().resume, 0};
+  RemoteRun remote{planner::RecipeKey(recipe), start_unix, run.options().retries,
+                   run.options().resume, 0};
   for (const auto& op : ops) {
     const OpInfo& info = op->info();
     if (info.num_tasks == 0) continue;
-    remote.largest_task_memory = std::max(remote.largest_task_memory,
-                                          !run.spec().memory_tiers.empty() && info.memory_size > 0
-                                              ? info.memory_size
-                                              : std::max(info.projected_mem, info.estimated_mem));
+    remote.largest_task_memory =
+        std::max(remote.largest_task_memory, SubmittedMemory(run.spec(), info, info.projected_mem));
   }
 
   std::vector<bool> started(At(num_ops), false);
@@ -113,7 +90,10 @@ AdmissionFigures RemoteExecutor::Run(PlanRun& run) {
         run.PrepareOp(op);
         left[At(op)] = ops[At(op)]->info().num_tasks;
         for (std::int64_t task = 0; task < left[At(op)]; ++task) {
-          const RemoteTask submitted{op, task, TaskMemory(run.spec(), *ops[At(op)], task), 1};
+          const RemoteTask submitted{
+              op, task,
+              SubmittedMemory(run.spec(), ops[At(op)]->info(), ops[At(op)]->projected_mem(task)),
+              1};
           launcher_->Submit(submitted);
           in_flight.emplace(std::make_pair(op, task), submitted);
         }

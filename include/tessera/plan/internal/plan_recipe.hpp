@@ -37,4 +37,8 @@ FinalizedPlan DecodePlanRecipe(std::string_view recipe);
 // process's history may differ: only the process that admits tasks counts them).
 std::uint64_t PlanHash(const std::vector<std::shared_ptr<ExecutableOp>>& ops);
 
+// A name for a recipe that another plan's cannot share (the recipe names its process's work
+// directory): the same hash over its bytes, and its size. Equal recipes, equal keys.
+std::string RecipeKey(std::string_view recipe);
+
 }  // namespace tessera::planner
