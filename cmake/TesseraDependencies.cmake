@@ -13,6 +13,9 @@ pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 pkg_check_modules(SLEEF REQUIRED IMPORTED_TARGET sleef)
 # SQLite (libsqlite3-dev) for the history database (memory/history.hpp).
 find_package(SQLite3 REQUIRED)
+# libcurl (libcurl4-openssl-dev) for the S3 store (storage/s3_store.hpp): HTTP, TLS and
+# AWS Signature V4 (CURLOPT_AWS_SIGV4, libcurl 7.75 and later).
+find_package(CURL 7.75 REQUIRED)
 
 # MPI (libopenmpi-dev + openmpi-bin, or any MPI) for the "mpi" executor (src/exec/mpi):
 # AUTO builds it when MPI is found; without MPI the library and its tests build and run
@@ -41,5 +44,5 @@ endif()
 add_library(tessera_third_party INTERFACE)
 target_link_libraries(tessera_third_party INTERFACE
   PkgConfig::BLOSC PkgConfig::ZSTD PkgConfig::LZ4 PkgConfig::OPENBLAS PkgConfig::SLEEF ZLIB::ZLIB
-  nlohmann_json::nlohmann_json
+  nlohmann_json::nlohmann_json CURL::libcurl
   Threads::Threads)

@@ -30,6 +30,7 @@ set(TESSERA_LAYERS core codecs stores sharding zarr memory plan exec api)
 set(TESSERA_LAYER_HEADERS_core core version.hpp)
 set(TESSERA_LAYER_HEADERS_codecs storage/codec.hpp)
 set(TESSERA_LAYER_HEADERS_stores storage/store.hpp storage/memory_store.hpp
+    storage/s3_store.hpp storage/open_store.hpp
     storage/directory_store.hpp storage/file_ops.hpp)
 set(TESSERA_LAYER_HEADERS_sharding storage/shard_index.hpp)
 set(TESSERA_LAYER_HEADERS_zarr storage/zarr_array.hpp storage/zarr_metadata.hpp

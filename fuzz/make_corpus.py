@@ -10,6 +10,9 @@ corpus/chunk: numcodecs frames behind fuzz_chunk_decode's 7-byte codec header, s
 corpus/expression: calculator expressions (`tessera calc`), good and bad.
 corpus/graph: plan graphs as the graph codec writes them (CBOR; the format:
     src/plan/graph_codec.cpp), with no stored source (none would exist when fuzzing).
+corpus/s3_response: S3 ListObjectsV2 and error bodies shaped as AWS's documentation shows
+    them (our own values), and AWS credentials and config files (fuzz_s3_response tries
+    every seed as all three).
 Each seed is a few KB at most, so the repository stays small.
 """
 import os
@@ -418,8 +421,81 @@ def graph_corpus():
     ], [3, 5, 6, 7]))
 
 
+S3_NAMESPACE = 'xmlns="http://s3.amazonaws.com/doc/2006-03-01/"'
+S3_RESPONSES = {
+    "list_aws.xml": f"""<?xml version="1.0" encoding="UTF-8"?>
+<ListBucketResult {S3_NAMESPACE}>
+  <Name>tessera-era5</Name>
+  <Prefix>t2m.zarr/</Prefix>
+  <KeyCount>3</KeyCount>
+  <MaxKeys>1000</MaxKeys>
+  <Delimiter>/</Delimiter>
+  <IsTruncated>false</IsTruncated>
+  <Contents>
+    <Key>t2m.zarr/.zarray</Key>
+    <LastModified>2024-03-18T09:21:44.000Z</LastModified>
+    <ETag>&quot;9b2cf535f27731c974343645a3985328&quot;</ETag>
+    <ChecksumAlgorithm>CRC32</ChecksumAlgorithm>
+    <Size>412</Size>
+    <Owner><ID>75aa57f09aa0c8caeab4f8c24e99d10f</ID><DisplayName>data-team</DisplayName></Owner>
+    <StorageClass>STANDARD</StorageClass>
+  </Contents>
+  <CommonPrefixes><Prefix>t2m.zarr/0/</Prefix></CommonPrefixes>
+  <CommonPrefixes><Prefix>t2m.zarr/1/</Prefix></CommonPrefixes>
+</ListBucketResult>
+""",
+    "list_truncated_url.xml": f"""<?xml version="1.0" encoding="UTF-8"?>
+<ListBucketResult {S3_NAMESPACE}><Name>b</Name><Prefix>dir%2F</Prefix>
+<ContinuationToken>1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=</ContinuationToken>
+<NextContinuationToken>1Xn8+/dc0aVzPcQnh8nE4Ow/fJ1Pw==</NextContinuationToken>
+<KeyCount>2</KeyCount><MaxKeys>2</MaxKeys><EncodingType>url</EncodingType>
+<IsTruncated>true</IsTruncated>
+<Contents><Key>dir/a+b%2Bc%0A%e2%82%ac</Key><Size>9223372036854775807</Size></Contents>
+<Contents><Key>dir/c/0/0</Key><Size>0</Size></Contents>
+</ListBucketResult>
+""",
+    "list_empty.xml": "<ListBucketResult><Name>b</Name><Prefix/><KeyCount>0</KeyCount>"
+                      "<IsTruncated>false</IsTruncated></ListBucketResult>",
+    "list_xml_corners.xml": "\ufeff<?xml version='1.0'?><!-- c -->\n<ListBucketResult a = 'x &amp; y'>"
+                            "<Future><Contents><Key>skipped</Key></Contents><x/></Future>"
+                            "<?pi data?><Contents><Key>a&amp;b &lt;c&gt; &#65;&#x1F600;&#13;"
+                            "<![CDATA[<&>]]>\r\n</Key><Size> 7 </Size><Empty/></Contents >"
+                            "</ListBucketResult>\n",
+    "error_no_such_key.xml": """<?xml version="1.0" encoding="UTF-8"?>
+<Error>
+  <Code>NoSuchKey</Code>
+  <Message>The specified key does not exist.</Message>
+  <Key>t2m.zarr/0/7</Key>
+  <RequestId>8C5E9B0D1A2F3E44</RequestId>
+  <HostId>c2VjcmV0LWhvc3QtaWQtZm9yLXRlc3Rpbmc=</HostId>
+</Error>
+""",
+    "error_signature.xml": "<Error><Code>SignatureDoesNotMatch</Code><Message>The request "
+                           "signature we calculated does not match the signature you provided."
+                           "</Message><AWSAccessKeyId>AKIAEXAMPLEEXAMPLE12</AWSAccessKeyId>"
+                           "<StringToSign>AWS4-HMAC-SHA256\n20240318T092144Z</StringToSign>"
+                           "<RequestId>4442587FB7D0A2F9</RequestId></Error>",
+    "error_slow_down.xml": "<Error><Code>SlowDown</Code><Message>Please reduce your request "
+                           "rate &amp; retry.</Message><RequestId>1</RequestId></Error>",
+    "credentials.ini": "# AWS credentials\r\n[default]\r\naws_access_key_id = AKIATESSERAEXAMPLE01\r\n"
+                       "aws_secret_access_key = tEsSeRaSeCrEtEXAMPLEKEY\r\n\r\n"
+                       "; staging\r\n[dev]\r\nAWS_Access_Key_ID=DEVID\r\n"
+                       "aws_secret_access_key = a=b=c\r\naws_session_token =\r\n",
+    "config.ini": "[default]\nregion = us-west-2\nservices = local\n\n"
+                  "[profile dev]  # a note\n\tregion\t=\teu-west-2\n"
+                  "endpoint_url = http://127.0.0.1:9000/\n"
+                  "s3 =\n  addressing_style = path\n  max_concurrent_requests = 20\n"
+                  "[services local]\ns3 =\n  endpoint_url = http://127.0.0.1:9000\n",
+}
+
+
+def s3_response_corpus():
+    for name, text in S3_RESPONSES.items():
+        write("s3_response", name, text.encode())
+
+
 if __name__ == "__main__":
-    for folder in ("metadata", "chunk", "expression", "graph"):
+    for folder in ("metadata", "chunk", "expression", "graph", "s3_response"):
         os.makedirs(os.path.join(HERE, "corpus", folder), exist_ok=True)
     metadata_corpus()
     v3_metadata_corpus()
@@ -427,3 +503,4 @@ if __name__ == "__main__":
     shard_corpus()
     expression_corpus()
     graph_corpus()
+    s3_response_corpus()

@@ -21,7 +21,7 @@ source_dir="$(cd "$(dirname "$0")" && pwd)"
 
 # target:corpus folder
 targets=("fuzz_zarr_metadata:metadata" "fuzz_chunk_decode:chunk" "fuzz_expression:expression"
-         "fuzz_graph_codec:graph")
+         "fuzz_graph_codec:graph" "fuzz_s3_response:s3_response")
 
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT

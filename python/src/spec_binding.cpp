@@ -25,17 +25,22 @@ std::string SizeText(nb::handle value, const char* name) {
 }  // namespace
 
 void BindSpec(nb::module_& m) {
-  nb::class_<Spec>(m, "Spec",
-                   "The resources a computation may use: allowed_mem per task (bytes, a size "
-                   "string, or \"auto\" for the smallest that runs the plan), reserved_mem, "
-                   "total_mem (None: detected), work_dir, executor (\"threads\", \"sync\", \"mpi\" "
-                   "under mpirun, \"dask\" on a distributed.Client, \"ray\" after ray.init()), "
-                   "executor_options (a dict; {\"client\": client} for dask), max_workers.")
+  nb::class_<Spec>(
+      m, "Spec",
+      "The resources a computation may use: allowed_mem per task (bytes, a size "
+      "string, or \"auto\" for the smallest that runs the plan), reserved_mem, "
+      "total_mem (None: detected), work_dir (a folder, or \"s3://bucket/prefix\" for the object "
+      "store tier), local_disk (with an s3:// work_dir: the bytes of local disk "
+      "intermediates may take; None: the temp dir's free space), executor (\"threads\", \"sync\", "
+      "\"mpi\" "
+      "under mpirun, \"dask\" on a distributed.Client, \"ray\" after ray.init()), "
+      "executor_options (a dict; {\"client\": client} for dask), max_workers.")
       .def(
           "__init__",
           [](Spec* spec, nb::handle work_dir, nb::handle allowed_mem, nb::handle reserved_mem,
              nb::handle total_mem, const std::string& executor, nb::handle max_workers,
-             nb::handle history, nb::handle memory_tiers, nb::handle executor_options) {
+             nb::handle history, nb::handle memory_tiers, nb::handle executor_options,
+             nb::handle local_disk) {
             new (spec) Spec();
             spec->allowed_mem = Spec::kAutoAllowedMem;
             if (!work_dir.is_none()) spec->work_dir = nb::cast<std::string>(nb::str(work_dir));
@@ -44,6 +49,12 @@ void BindSpec(nb::module_& m) {
             if (!reserved_mem.is_none())
               spec->set("reserved_mem", SizeText(reserved_mem, "reserved_mem"));
             if (!total_mem.is_none()) spec->set("total_mem", SizeText(total_mem, "total_mem"));
+            if (!local_disk.is_none()) {
+              spec->set("local_disk", nb::isinstance<nb::str>(local_disk) &&
+                                              nb::cast<std::string>(local_disk) == "auto"
+                                          ? std::string("auto")
+                                          : SizeText(local_disk, "local_disk"));
+            }
             spec->executor = executor;
             if (!max_workers.is_none()) spec->max_workers = nb::cast<int>(max_workers);
             if (!history.is_none()) spec->history = nb::cast<std::string>(nb::str(history));
@@ -79,7 +90,7 @@ void BindSpec(nb::module_& m) {
           nb::arg("reserved_mem") = 0, nb::arg("total_mem") = nb::none(),
           nb::arg("executor") = "threads", nb::arg("max_workers") = nb::none(),
           nb::arg("history") = nb::none(), nb::arg("memory_tiers") = nb::none(),
-          nb::arg("executor_options") = nb::none())
+          nb::arg("executor_options") = nb::none(), nb::arg("local_disk") = nb::none())
       .def_prop_ro("allowed_mem",
                    [](const Spec& spec) -> nb::object {
                      if (spec.allowed_mem_is_auto()) return nb::str("auto");
@@ -96,6 +107,11 @@ void BindSpec(nb::module_& m) {
       .def_ro("executor_options", &Spec::executor_options)
       .def_prop_ro("max_workers", [](const Spec& spec) { return spec.effective_max_workers(); })
       .def_ro("memory_tiers", &Spec::memory_tiers)
+      .def_prop_ro("local_disk",
+                   [](const Spec& spec) -> nb::object {
+                     if (spec.local_disk == Spec::kAutoLocalDisk) return nb::none();
+                     return nb::int_(spec.local_disk);
+                   })
       .def("__repr__", [](const Spec& spec) {
         const std::string allowed =
             spec.allowed_mem_is_auto() ? "'auto'" : "'" + format_bytes(spec.allowed_mem) + "'";

@@ -1,12 +1,15 @@
 #include "tessera/api/array.hpp"
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "tessera/core/errors.hpp"
 #include "tessera/exec/internal/executor.hpp"
 #include "tessera/plan/internal/node.hpp"
 #include "tessera/plan/internal/plan_recipe.hpp"
 #include "tessera/plan/target_files.hpp"
+#include "tessera/storage/open_store.hpp"
 
 namespace tessera {
 
@@ -55,6 +58,33 @@ Array OnShards(const Array& array, const Shape& shards, ZarrTarget& target) {
   }
   target.inner_chunks = array.chunks();
   return array.rechunk(shards);
+}
+
+// The target a path names: a directory, or an object store's prefix ("s3://..."), where an
+// array already there is replaced only when overwriting, and anything else never.
+ZarrTarget TargetAt(const std::string& path, const ToZarrOptions& options) {
+  if (path.empty()) throw InvalidArgument("to_zarr: the path is empty");
+  ZarrTarget target;
+  if (!IsObjectStoreLocation(path)) {
+    target.directory = path;
+    return target;
+  }
+  target.store = OpenStore(path, {});
+  const std::vector<std::string> names = target.store->ListFolder("");
+  if (!names.empty()) {
+    const bool is_zarr = std::ranges::any_of(names, [](const std::string& name) {
+      return name == "zarr.json" || name == ".zarray" || name == ".zgroup";
+    });
+    if (!is_zarr) {
+      throw InvalidArgument("to_zarr: " + path +
+                            " holds objects that are not a Zarr array or group; refusing to "
+                            "replace them (choose another prefix or remove them)");
+    }
+    if (!options.overwrite) {
+      throw InvalidArgument("to_zarr: " + path + " already exists; remove it or allow overwriting");
+    }
+  }
+  return target;
 }
 
 // The plan of writing `array` to `target` as `options` say.
@@ -110,10 +140,7 @@ Array Array::rechunk(Shape chunks) const {
 Array rechunk(const Array& x, Shape chunks) { return x.rechunk(std::move(chunks)); }
 
 FinalizedPlan Array::plan_to_zarr(const std::string& path, const ToZarrOptions& options) const {
-  if (path.empty()) throw InvalidArgument("to_zarr: the path is empty");
-  ZarrTarget target;
-  target.directory = path;
-  return PlanToZarr(*this, std::move(target), options);
+  return PlanToZarr(*this, TargetAt(path, options), options);
 }
 
 FinalizedPlan Array::plan(const PlanOptions& options) const {
@@ -126,10 +153,7 @@ NDArray Array::compute(const ComputeOptions& options) const {
 }
 
 void Array::to_zarr(const std::string& path, const ToZarrOptions& options) const {
-  if (path.empty()) throw InvalidArgument("to_zarr: the path is empty");
-  ZarrTarget target;
-  target.directory = path;
-  ToZarr(*this, std::move(target), options);
+  ToZarr(*this, TargetAt(path, options), options);
 }
 
 void Array::to_zarr(std::shared_ptr<Store> store, const std::string& path,

@@ -5,7 +5,7 @@
 
 #include "tessera/core/errors.hpp"
 #include "tessera/plan/internal/node.hpp"
-#include "tessera/storage/directory_store.hpp"
+#include "tessera/storage/open_store.hpp"
 
 namespace tessera {
 
@@ -56,7 +56,7 @@ Array asarray(NDArray data, Shape chunks, const Spec& spec) {
 }
 
 Array from_zarr(const std::string& path, const Spec& spec) {
-  return Array(MakeZarrSource(DirectoryStore::Open(path, {.create = false}), ""), spec);
+  return Array(MakeZarrSource(OpenStore(path, {.create = false}), ""), spec);
 }
 
 Array from_zarr(std::shared_ptr<Store> store, const std::string& path, const Spec& spec) {

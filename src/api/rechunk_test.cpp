@@ -201,6 +201,38 @@ TEST(RechunkTest, MatchesTheSourceForRandomLayouts) {
   }
 }
 
+// With an s3:// work_dir, an intermediate the RAM left cannot hold goes to local disk while
+// Spec::local_disk holds it, and to the object store after: planned so (no request is made
+// until it runs; python/tests/s3 runs it against a server), and said so by the plan.
+TEST(RechunkTest, ObjectStoreTierTakesWhatLocalDiskCannot) {
+  const std::int64_t pool = BufferPoolCapacity();
+  SetBufferPoolCapacity(2'000'000);
+  const NDArray values = Iota({1000, 1000}, float64);
+  struct Case {
+    std::int64_t local_disk;
+    Tier tier;
+  };
+  // 4 MB of total_mem leave no RAM for the 8 MB intermediate (2 tasks of 4 MB, the pool).
+  for (const Case& c : {Case{0, Tier::kObject}, Case{7'000'000, Tier::kObject},
+                        Case{9'000'000, Tier::kDisk}, Case{Spec::kAutoLocalDisk, Tier::kDisk}}) {
+    SCOPED_TRACE(c.local_disk);
+    Spec spec = SmallSpec(4'000'000, 4'000'000);
+    spec.work_dir = "s3://tessera-bucket/work";
+    spec.local_disk = c.local_disk;
+    const Array y = StoredSource(values, {1000, 100}, "blosc-lz4", spec).rechunk({100, 1000});
+    const FinalizedPlan plan = y.plan();
+    ASSERT_GE(plan.ops().size(), 2u) << plan.summary();
+    EXPECT_EQ(plan.ops().front().tier, c.tier) << plan.summary();
+    const bool said = plan.summary().find("object store") != std::string::npos;
+    EXPECT_EQ(said, c.tier == Tier::kObject) << plan.summary();
+  }
+  Spec bad = SmallSpec(4'000'000);
+  EXPECT_THROW(bad.set("local_disk", "-5"), InvalidArgument);
+  bad.local_disk = -7;
+  EXPECT_THROW(bad.validate(), InvalidArgument);
+  SetBufferPoolCapacity(pool);
+}
+
 // The seed's case, scaled down: 1000 x 1000 float64 (8 MB) from (1000, 100) chunks to
 // (100, 1000) under allowed_mem 4 MB. With RAM to spare nothing reaches the work_dir;
 // with total_mem below the intermediate part of it goes to disk, and is gone after.

@@ -49,7 +49,7 @@ ArraySummary DescribeArray(const ZarrArray& array, const Store& store, const std
 }
 
 // DescribeArray plus the chunk counts and sizes `info` shows for one array.
-ArraySummary SummarizeArray(const std::shared_ptr<DirectoryStore>& store, const std::string& path) {
+ArraySummary SummarizeArray(const std::shared_ptr<Store>& store, const std::string& path) {
   const ZarrArray array = ZarrArray::Open(store, path);
   ArraySummary summary = DescribeArray(array, *store, path);
   summary.grid_shape = array.grid().grid_shape();
@@ -192,8 +192,9 @@ void WriteArrayText(std::ostream& out, const ArraySummary& summary) {
   WriteRow(out, "format", "Zarr v" + std::to_string(metadata.zarr_format));
   WriteRow(out, "shape", ShapeToString(metadata.shape));
   WriteRow(out, "dtype", DtypeText(metadata));
-  WriteRow(out, "chunks", ShapeToString(metadata.read_chunks()) +
-                              (shards ? " (inner chunks: the unit of reading)" : ""));
+  WriteRow(out, "chunks",
+           ShapeToString(metadata.read_chunks()) +
+               (shards ? " (inner chunks: the unit of reading)" : ""));
   if (shards) WriteRow(out, "shards", ShapeToString(*shards) + " (the unit of writing)");
   if (metadata.zarr_format == 2) WriteRow(out, "order", std::string(1, metadata.order));
   WriteRow(out, "grid", ShapeToString(summary.grid_shape) + (shards ? " shards" : " blocks"));
@@ -291,7 +292,7 @@ InfoCommand::InfoCommand(CLI::App& app)
 }
 
 void InfoCommand::Run(std::ostream& out) const {
-  const std::shared_ptr<DirectoryStore> store = OpenStoreArgument(store_path_);
+  const std::shared_ptr<Store> store = OpenStoreArgument(store_path_);
   const bool is_group = IsZarrGroup(*store, "");
   if (!is_group && (store->Contains(".zarray") || store->Contains("zarr.json"))) {
     const ArraySummary summary = SummarizeArray(store, "");

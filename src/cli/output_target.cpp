@@ -12,7 +12,9 @@ namespace fs = std::filesystem;
 
 // `path` absolute, normalized, without a trailing separator, symbolic links resolved
 // where it exists, so that two spellings of one directory compare equal.
+// An object store's URL ("s3://bucket/prefix") is compared as written.
 fs::path ResolvedPath(const fs::path& path) {
+  if (IsObjectStoreLocation(path.string())) return path;
   fs::path normal = fs::absolute(path).lexically_normal();
   if (!normal.has_filename() && normal.has_parent_path()) normal = normal.parent_path();
   return fs::weakly_canonical(normal);
@@ -28,6 +30,11 @@ bool IsInside(const fs::path& inner, const fs::path& outer) {
 }  // namespace
 
 fs::path TargetPath(const std::string& text) {
+  if (IsObjectStoreLocation(text)) {
+    std::string url = text;
+    while (url.size() > 5 && url.back() == '/') url.pop_back();
+    return fs::path(url);
+  }
   fs::path target = fs::path(text).lexically_normal();
   if (!target.has_filename() && target.has_parent_path()) target = target.parent_path();
   return target;

@@ -87,9 +87,18 @@ void WriteBudget(std::ostream& out, const Spec& requested, const FinalizedPlan& 
   }
   WriteRow(out, "total_mem",
            format_bytes(spec.effective_total_mem()) + (spec.total_mem == 0 ? " (detected)" : ""));
-  WriteRow(out, "work_dir",
-           (spec.work_dir.empty() ? fs::temp_directory_path().string() : spec.work_dir) +
-               " (intermediates on disk, in a fresh folder removed afterwards)");
+  if (IsObjectStoreLocation(spec.work_dir)) {
+    const std::string local =
+        spec.local_disk == Spec::kAutoLocalDisk ? "its free space" : format_bytes(spec.local_disk);
+    WriteRow(out, "work_dir",
+             spec.work_dir + " (intermediates beyond the RAM left and local disk, " +
+                 fs::temp_directory_path().string() + " up to " + local +
+                 ", go to the object store, under a fresh prefix removed afterwards)");
+  } else {
+    WriteRow(out, "work_dir",
+             (spec.work_dir.empty() ? fs::temp_directory_path().string() : spec.work_dir) +
+                 " (intermediates on disk, in a fresh folder removed afterwards)");
+  }
   WriteRow(out, "workers",
            std::to_string(spec.effective_max_workers()) + " (" + spec.executor + " executor)");
 }

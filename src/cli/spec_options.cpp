@@ -36,7 +36,14 @@ void SpecOptions::Register(CLI::App& command) {
                      "(default: detected, the cgroup limit or physical RAM)");
   command.add_option("--work-dir", work_dir_,
                      "Existing, writable folder for intermediates on disk; each run works in a "
-                     "marked tessera-* folder of its own inside it (default: the system temp dir)");
+                     "marked tessera-* folder of its own inside it (default: the system temp "
+                     "dir); or s3://BUCKET/PREFIX: intermediates that fit neither the RAM left "
+                     "nor local disk go there (the object store tier)");
+  command
+      .add_option("--local-disk", local_disk_,
+                  "With an s3:// --work-dir: local disk intermediates may take before the "
+                  "object store (a size; 0 = none; auto = the temp dir's free space)")
+      ->capture_default_str();
   command.add_option("--workers", workers_, "Tasks run at once (0 = all cores)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
@@ -79,6 +86,7 @@ Spec SpecOptions::Build() const {
     }
   }
   spec.work_dir = work_dir_;
+  spec.set("local_disk", local_disk_);
   spec.executor = executor_;
   for (const std::string& setting : executor_options_) {
     const std::size_t equals = setting.find('=');

@@ -46,7 +46,8 @@ class SpecOptions {
   std::string total_mem_;  // "" = detected
   std::string memory_tiers_;
   std::string work_dir_;  // "" = the system temp dir
-  int workers_ = 0;       // 0 = all cores
+  std::string local_disk_ = "auto";
+  int workers_ = 0;  // 0 = all cores
   std::vector<std::string> executor_options_;
   std::string executor_ = "threads";
 };

@@ -21,10 +21,14 @@ std::vector<std::string> MemberArrays(const Store& store) {
 }  // namespace
 
 void AddStoreArgument(CLI::App& command, std::string& path) {
-  command.add_option("STORE", path, "Path to a Zarr v2 array or group (a directory)")->required();
+  command
+      .add_option("STORE", path,
+                  "Path to a Zarr array or group (a directory, or s3://BUCKET/PREFIX)")
+      ->required();
 }
 
-std::shared_ptr<DirectoryStore> OpenStoreArgument(const std::string& path) {
+std::shared_ptr<Store> OpenStoreArgument(const std::string& path) {
+  if (IsObjectStoreLocation(path)) return OpenStore(path, {.create = false});
   std::error_code error;
   const fs::file_status status = fs::status(path, error);
   if (error && error != std::errc::no_such_file_or_directory) {
@@ -43,7 +47,7 @@ std::shared_ptr<DirectoryStore> OpenStoreArgument(const std::string& path) {
 }
 
 StoredArrayArgument OpenArrayArgument(const std::string& path, const std::string& label) {
-  std::shared_ptr<DirectoryStore> store = OpenStoreArgument(path);
+  std::shared_ptr<Store> store = OpenStoreArgument(path);
   if (IsZarrGroup(*store, "")) {
     const std::vector<std::string> members = MemberArrays(*store);
     if (members.empty()) {

@@ -1,5 +1,6 @@
 // The STORE argument shared by `tessera` commands: a path to an existing directory
-// store (a Zarr array or group on local disk).
+// store (a Zarr array or group on local disk), or an object store's "s3://bucket/prefix"
+// (tessera/storage/s3_store.hpp: settings from the AWS environment).
 //
 //   std::string path;
 //   AddStoreArgument(*subcommand, path);            // positional, required
@@ -24,13 +25,13 @@ namespace tessera::cli {
 void AddStoreArgument(CLI::App& command, std::string& path);
 
 // Opens `path` read-only (nothing is created). Throws StorageError when it does not
-// exist or is not a directory.
-std::shared_ptr<DirectoryStore> OpenStoreArgument(const std::string& path);
+// exist or is not a directory (or the bucket cannot be reached).
+std::shared_ptr<Store> OpenStoreArgument(const std::string& path);
 
 // A Zarr array named on the command line, opened read-only.
 struct StoredArrayArgument {
   std::filesystem::path directory;
-  std::shared_ptr<DirectoryStore> store;
+  std::shared_ptr<Store> store;
   ZarrArray array;
 };
 

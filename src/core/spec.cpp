@@ -210,6 +210,10 @@ Spec& Spec::set(std::string_view name, std::string_view value) {
     work_dir = std::string(value);
     return *this;
   }
+  if (name == "local_disk") {
+    local_disk = value == "auto" ? kAutoLocalDisk : parse_bytes(value);
+    return *this;
+  }
   if (name == "history") {
     history = std::string(value);
     return *this;
@@ -230,7 +234,7 @@ Spec& Spec::set(std::string_view name, std::string_view value) {
   }
   throw InvalidArgument("unknown Spec setting \"" + std::string(name) +
                         "\": expected allowed_mem, reserved_mem, total_mem, memory_tiers, "
-                        "work_dir, history, executor or max_workers");
+                        "work_dir, local_disk, history, executor or max_workers");
 }
 
 void Spec::validate() const {
@@ -238,6 +242,10 @@ void Spec::validate() const {
     throw InvalidArgument(
         "Spec allowed_mem must be set to a positive size (e.g. \"400MB\") or \"auto\", got " +
         std::to_string(allowed_mem));
+  }
+  if (local_disk < 0 && local_disk != kAutoLocalDisk) {
+    throw InvalidArgument("Spec local_disk must be a size (0 = no local disk) or \"auto\", got " +
+                          std::to_string(local_disk));
   }
   if (reserved_mem < 0 || total_mem < 0) {
     throw InvalidArgument("Spec sizes cannot be negative (reserved_mem " +

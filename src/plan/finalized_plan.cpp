@@ -106,6 +106,8 @@ std::string_view TierName(Tier tier) {
       return "disk";
     case Tier::kMixed:
       return "memory+disk";
+    case Tier::kObject:
+      return "object store";
   }
   return "none";
 }

@@ -27,7 +27,7 @@
 #include "kernels/op_lookup.hpp"
 #include "node_detail.hpp"
 #include "tessera/core/errors.hpp"
-#include "tessera/storage/directory_store.hpp"
+#include "tessera/storage/open_store.hpp"
 
 namespace tessera::planner {
 namespace {
@@ -456,13 +456,12 @@ NodePtr ReadNode(const Json& value, std::size_t index, const std::vector<NodePtr
     case NodeKind::kZarr: {
       ExpectInputs(node, 0);
       const std::string& location = graph_codec::ReadString(Field(value, "location", where), where);
-      if (!std::filesystem::path(location).is_absolute()) {
-        Malformed(where, "the location \"" + location + "\" is not an absolute path");
+      if (!IsObjectStoreLocation(location) && !std::filesystem::path(location).is_absolute()) {
+        Malformed(where, "the location \"" + location + "\" is not an absolute path or s3:// URL");
       }
       const std::string& path = graph_codec::ReadString(Field(value, "path", where), where);
-      const NodePtr made = Checked(where, [&] {
-        return MakeZarrSource(DirectoryStore::Open(location, {.create = false}), path);
-      });
+      const NodePtr made = Checked(
+          where, [&] { return MakeZarrSource(OpenStore(location, {.create = false}), path); });
       if (made->shape() != node.shape || made->chunks() != node.chunks ||
           made->dtype() != node.dtype) {
         Malformed(where, "the array \"" + path + "\" of " + location + " is now " +

@@ -13,7 +13,7 @@
 #include <variant>
 
 #include "tessera/core/errors.hpp"
-#include "tessera/storage/directory_store.hpp"
+#include "tessera/storage/open_store.hpp"
 
 namespace tessera::planner::graph_codec {
 namespace {
@@ -406,8 +406,8 @@ ZarrTarget ReadTarget(const Json& value, const std::string& where) {
   ZarrTarget target;
   const auto field = [&](std::string_view key) -> const Json& { return Field(value, key, where); };
   const std::string& location = ReadString(field("location"), where);
-  if (!std::filesystem::path(location).is_absolute()) {
-    Malformed(where, "the location \"" + location + "\" is not an absolute path");
+  if (!IsObjectStoreLocation(location) && !std::filesystem::path(location).is_absolute()) {
+    Malformed(where, "the location \"" + location + "\" is not an absolute path or s3:// URL");
   }
   target.path = ReadString(field("path"), where);
   target.inner_chunks = ReadIndices(field("inner_chunks"), where, 1);
@@ -431,7 +431,7 @@ ZarrTarget ReadTarget(const Json& value, const std::string& where) {
   target.resume = ReadBool(field("resume"), where);
   target.overwrite = ReadBool(field("overwrite"), where);
   if (ReadBool(field("in_store"), where)) {
-    target.store = DirectoryStore::Open(location, {.create = false});
+    target.store = OpenStore(location, {.create = false});
   } else {
     target.directory = location;
   }

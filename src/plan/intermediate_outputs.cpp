@@ -9,6 +9,8 @@
 #include "tessera/core/errors.hpp"
 #include "tessera/core/touched_blocks.hpp"
 #include "tessera/storage/directory_store.hpp"
+#include "tessera/storage/open_store.hpp"
+#include "tessera/storage/s3_store.hpp"
 #include "work_directory.hpp"
 #include "zarr_output.hpp"
 
@@ -138,31 +140,59 @@ class MemoryTierOutput : public OpOutput, public SharedBlocks {
   Fetch remote_;                                        // GUARDED_BY(mutex_)
 };
 
+// An intermediate stored as a Zarr array: in a folder of the plan's local work directory
+// (Tier::kDisk), or under the plan's prefix of an object store work_dir (Tier::kObject,
+// `directory` then an s3:// URL).
 class DiskTierOutput : public ZarrOutput {
  public:
   DiskTierOutput(ZarrMetadata metadata, std::filesystem::path directory)
-      : ZarrOutput(std::move(metadata), {}), directory_(std::move(directory)) {}
+      : ZarrOutput(std::move(metadata), {}),
+        directory_(std::move(directory)),
+        in_object_store_(IsObjectStoreLocation(directory_.string())) {}
   // Only the output that made its folder removes it: a plan remade elsewhere (a worker's,
   // perhaps in this very process) or passed over while planning never touches it.
   ~DiskTierOutput() override {
     if (prepared_) Release();
   }
 
-  Tier tier() const override { return Tier::kDisk; }
+  Tier tier() const override { return in_object_store_ ? Tier::kObject : Tier::kDisk; }
   // directory_ lies in the plan's work directory, created here with its marker
   // (work_directory.hpp); nothing outside a work directory of this process is touched.
+  // In an object store, the prefix is this plan's own (its name is the local work
+  // directory's, unique to this process); whatever an earlier try left there goes first.
   void Prepare() override {
     prepared_ = true;
+    if (in_object_store_) {
+      store_ = S3Store::Open(directory_.string());
+      store_->EraseAll();
+      OpenOrCreate(store_, "", /*keep_existing=*/false);
+      return;
+    }
     PrepareInsideWorkDirectory(directory_);
     OpenOrCreate(DirectoryStore::Open(directory_), "", /*keep_existing=*/false);
   }
   void Commit() override {}
   void Release() override {
     array_.reset();
-    RemoveInsideWorkDirectory(directory_);
+    if (!in_object_store_) {
+      RemoveInsideWorkDirectory(directory_);
+      return;
+    }
+    if (store_ == nullptr) return;
+    try {
+      store_->EraseAll();
+    } catch (const Error&) {
+      // Best effort, as for a local folder: the objects are under the plan's own prefix.
+    }
+    store_.reset();
   }
   // A follower rank writes and reads the array the leader's Prepare made.
   void FollowPrepare() override {
+    if (in_object_store_) {
+      array_ = std::make_shared<const ZarrArray>(
+          ZarrArray::Open(OpenStore(directory_.string(), {.create = false})));
+      return;
+    }
     DirectoryStore::Options existing;
     existing.create = false;  // the leader's; never made here
     array_ = std::make_shared<const ZarrArray>(
@@ -173,6 +203,8 @@ class DiskTierOutput : public ZarrOutput {
 
  private:
   std::filesystem::path directory_;
+  bool in_object_store_;
+  std::shared_ptr<S3Store> store_;  // the object store's, between Prepare and Release
   bool prepared_ = false;
 };
 
@@ -189,7 +221,7 @@ class SplitTierOutput : public OpOutput {
         memory_(std::move(memory)),
         disk_(std::move(disk)) {}
 
-  Tier tier() const override { return blocks_in_memory_ > 0 ? Tier::kMixed : Tier::kDisk; }
+  Tier tier() const override { return blocks_in_memory_ > 0 ? Tier::kMixed : disk_->tier(); }
   void Prepare() override {
     memory_->Prepare();
     disk_->Prepare();

@@ -16,6 +16,7 @@
 #include "passes/plan_context.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/plan/internal/graph_codec.hpp"
+#include "tessera/storage/open_store.hpp"
 
 namespace tessera::planner {
 namespace {
@@ -75,8 +76,10 @@ Json EncodeSpec(const Spec& asked, const Spec& planned) {
   spec["allowed_mem"] = asked.allowed_mem;
   spec["reserved_mem"] = asked.reserved_mem;
   spec["total_mem"] = planned.effective_total_mem();
-  spec["work_dir"] =
-      asked.work_dir.empty() ? std::string() : std::filesystem::absolute(asked.work_dir).string();
+  spec["work_dir"] = asked.work_dir.empty() || IsObjectStoreLocation(asked.work_dir)
+                         ? asked.work_dir
+                         : std::filesystem::absolute(asked.work_dir).string();
+  spec["local_disk"] = asked.local_disk;
   spec["executor"] = asked.executor;
   spec["executor_options"] = asked.executor_options;
   spec["max_workers"] = planned.effective_max_workers();
@@ -90,6 +93,7 @@ Spec DecodeSpec(const Json& json) {
   spec.reserved_mem = ReadSize(json, "reserved_mem");
   spec.total_mem = ReadSize(json, "total_mem");
   spec.work_dir = ReadText(json, "work_dir");
+  spec.local_disk = ReadSize(json, "local_disk", Spec::kAutoLocalDisk);
   spec.executor = ReadText(json, "executor");
   const Json& options = Field(json, "executor_options", "plan recipe spec");
   if (!options.is_object()) graph_codec::Malformed("plan recipe executor_options", "not a map");
@@ -133,7 +137,7 @@ PlanOptions DecodeOptions(const Json& json) {
   options.tile_elements = ReadSize(json, "tile_elements", 1);
   options.intermediate_tier = static_cast<Tier>(
       ReadInt(Field(json, "intermediate_tier", "plan recipe options"), "plan recipe tier",
-              static_cast<int>(Tier::kNone), static_cast<int>(Tier::kMixed)));
+              static_cast<int>(Tier::kNone), static_cast<int>(Tier::kObject)));
   options.allow_over_total_mem = ReadFlag(json, "allow_over_total_mem");
   const Json& compressor = Field(json, "disk_compressor", "plan recipe options");
   options.disk_compressor = compressor.is_null()

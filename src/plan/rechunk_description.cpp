@@ -27,6 +27,11 @@ std::string Destination(const OpInfo& info) {
              " in RAM, the other " + format_bytes(info.bytes_written - info.bytes_in_memory) +
              " on local disk (work_dir)" + on_disk;
     }
+    case Tier::kObject:
+      return "an intermediate" +
+             (info.disk_chunks.empty() ? chunks : " in chunks " + ShapeToString(info.disk_chunks)) +
+             " in the object store (work_dir: neither the RAM left nor local disk holds it), " +
+             format_bytes(info.bytes_written) + " before compression";
     case Tier::kResult:
       return "the result in memory" + chunks;
     case Tier::kTarget:

@@ -108,7 +108,9 @@ class ZarrTargetOutput : public ZarrOutput {
       ForParentGroup([](Store& store, const std::string& group) { IsZarrGroup(store, group); });
     }
     if (target_.store != nullptr) {
-      OpenOrCreate(target_.store, target_.path, target_.resume);
+      // A store cannot rename a finished array into place: the array's documents are
+      // written last, by Commit, so that it never reads as complete before it is.
+      OpenOrCreate(target_.store, target_.path, target_.resume, /*publish=*/false);
       return;
     }
     CheckReplaceable(target_.directory, target_.overwrite);
@@ -151,6 +153,7 @@ class ZarrTargetOutput : public ZarrOutput {
 
   void Commit() override {
     if (target_.store != nullptr) {
+      array_->Publish();
       ForParentGroup(
           [this](Store& store, const std::string& group) { UpdateGroupMetadata(store, group); });
       return;
@@ -208,7 +211,8 @@ class ZarrTargetOutput : public ZarrOutput {
             "to_zarr: a store held in one process's memory cannot be written by the ranks "
             "of an MPI run; write to a directory all ranks reach");
       }
-      array_ = std::make_shared<const ZarrArray>(ZarrArray::Open(target_.store, target_.path));
+      array_ = std::make_shared<const ZarrArray>(
+          ZarrArray::Define(target_.store, target_.path, metadata_, attributes_));
       return;
     }
     DirectoryStore::Options options;

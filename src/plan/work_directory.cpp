@@ -17,6 +17,7 @@
 
 #include "tessera/core/cluster.hpp"
 #include "tessera/core/errors.hpp"
+#include "tessera/storage/open_store.hpp"
 
 namespace tessera::planner {
 namespace {
@@ -129,7 +130,8 @@ std::mutex& CreationMutex() {
 }  // namespace
 
 void CheckWorkDirectoryBase(const Spec& spec) {
-  if (spec.work_dir.empty()) return;
+  // An object store's prefix needs no making; its bucket is checked when first written.
+  if (spec.work_dir.empty() || IsObjectStoreLocation(spec.work_dir)) return;
   const std::string& base = spec.work_dir;
   std::error_code error;
   const fs::file_status status = fs::status(base, error);  // a link to a folder is a folder
@@ -223,8 +225,21 @@ void RemoveWorkDirectory(const fs::path& directory) noexcept {
 }
 
 std::filesystem::path WorkDirectoryBase(const Spec& spec) {
-  return spec.work_dir.empty() ? std::filesystem::temp_directory_path()
-                               : std::filesystem::path(spec.work_dir);
+  return spec.work_dir.empty() || IsObjectStoreLocation(spec.work_dir)
+             ? std::filesystem::temp_directory_path()
+             : std::filesystem::path(spec.work_dir);
+}
+
+std::int64_t LocalDiskAllowed(const Spec& spec) {
+  if (spec.local_disk != Spec::kAutoLocalDisk) return spec.local_disk;
+  // Processes on other machines (MPI ranks, Dask and Ray workers) share no local disk, and
+  // plan alike only if none counts its own free space.
+  if (spec.executor != "threads" && spec.executor != "sync") return 0;
+  std::error_code error;
+  const std::filesystem::space_info space =
+      std::filesystem::space(std::filesystem::temp_directory_path(), error);
+  if (error) return 0;
+  return static_cast<std::int64_t>(space.available / 10 * 9);
 }
 
 std::filesystem::path NewWorkDirectory(const Spec& spec) {

@@ -37,8 +37,14 @@ inline constexpr std::string_view kWorkDirectoryMarker = ".tessera-work-director
 // ranks only use it.
 std::filesystem::path NewWorkDirectory(const Spec& spec);
 
-// The base directory intermediates go under: spec.work_dir, or the system temp dir.
+// The base directory local intermediates go under: spec.work_dir, or the system temp dir
+// (also when work_dir is an object store's s3:// prefix).
 std::filesystem::path WorkDirectoryBase(const Spec& spec);
+
+// With an s3:// work_dir, the bytes local disk intermediates may take: spec.local_disk, or
+// when auto nine tenths of the free space of the system temp dir for the threads and sync
+// executors, none for those of several processes (mpi, dask, ray).
+std::int64_t LocalDiskAllowed(const Spec& spec);
 
 // Throws InvalidArgument when spec.work_dir is set and is missing or not a folder, and
 // StorageError when this process cannot create entries in it; each names the path and

@@ -27,10 +27,18 @@ struct Spec {
   // allowed_mem that runs the plan, and the finalized plan's spec() holds that size.
   static constexpr std::int64_t kAutoAllowedMem = -1;
 
-  std::int64_t allowed_mem = 0;      // per task, bytes (required, > reserved_mem), or auto
-  std::int64_t reserved_mem = 0;     // per worker baseline, bytes
-  std::int64_t total_mem = 0;        // 0 = detect (cgroup limit or physical RAM)
-  std::string work_dir;              // an existing writable folder; "" = the system temp dir
+  std::int64_t allowed_mem = 0;   // per task, bytes (required, > reserved_mem), or auto
+  std::int64_t reserved_mem = 0;  // per worker baseline, bytes
+  std::int64_t total_mem = 0;     // 0 = detect (cgroup limit or physical RAM)
+  // An existing writable folder, "" = the system temp dir; or an object store's prefix,
+  // "s3://bucket/prefix": intermediates then go to local disk (the system temp dir) while
+  // local_disk holds them, and to the object store after (the third tier).
+  std::string work_dir;
+  // With an s3:// work_dir: the bytes of local disk intermediates may take; auto = the
+  // free space of the system temp dir, less a tenth (executors "threads" and "sync"; none
+  // for "mpi", "dask" and "ray", whose processes share no local disk); 0 = none.
+  static constexpr std::int64_t kAutoLocalDisk = -1;
+  std::int64_t local_disk = kAutoLocalDisk;
   std::string executor = "threads";  // "sync", "threads", "mpi"; from Python "dask", "ray"
   // The executor's own settings, by name; the executor refuses names it does not know
   // (the "mpi" executor's: tessera/exec mpi_executor.hpp, docs/mpi.md).
@@ -47,8 +55,8 @@ struct Spec {
 
   // Builds a Spec from name/value strings: allowed_mem (a size, or "auto"),
   // reserved_mem, total_mem (sizes as parse_bytes), memory_tiers (sizes separated by
-  // commas), work_dir, history, executor, max_workers. Unknown names and bad values
-  // throw InvalidArgument. The result is validated.
+  // commas), work_dir, local_disk (a size or "auto"), history, executor, max_workers. Unknown names
+  // and bad values throw InvalidArgument. The result is validated.
   static Spec from(std::initializer_list<std::pair<std::string_view, std::string_view>> settings);
 
   Spec& set_allowed_mem(std::string_view size);  // a size, or "auto"

@@ -26,8 +26,9 @@ enum class Tier {
   kMemory,  // an intermediate in RAM
   kDisk,    // an intermediate on local disk (work_dir)
   kMixed,   // an intermediate partly in RAM (its first blocks), the rest on local disk
+  kObject,  // an intermediate in an object store (an s3:// work_dir): the third tier
 };
-// "none", "result", "target", "memory", "disk", "memory+disk"
+// "none", "result", "target", "memory", "disk", "memory+disk", "object store"
 std::string_view TierName(Tier tier);
 
 // How fast the cost estimate assumes a task moves data where history has no duration
@@ -70,7 +71,7 @@ struct OpInfo {
   // A sharded Zarr target's inner chunks; `chunks` are then its shards, the unit its
   // tasks write (one task per shard). Empty otherwise.
   Shape inner_chunks;
-  Shape disk_chunks;                 // an intermediate's chunks on disk, when not `chunks`
+  Shape disk_chunks;  // an intermediate's chunks on disk, when not `chunks`
   // What the op's tasks move in all: stored chunks read (each decoded whole) and
   // written, and their decoded bytes. Rechunk copies count exactly; other ops count
   // each stored array they read once and their output once (bytes only).

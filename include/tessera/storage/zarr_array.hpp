@@ -71,6 +71,18 @@ class ZarrArray {
   // and everything outside `path`/ are left alone.
   static ZarrArray Create(std::shared_ptr<Store> store, std::string path, ZarrMetadata metadata,
                           ZarrAttributes attributes = {});
+  // The array `metadata` describes at `path`, validated as Create validates it, with
+  // nothing read or written: how an output is made where a finished array cannot be
+  // renamed into place (an object store). Clear() removes what an earlier array left at
+  // `path` — its documents first, so that it stops reading as complete, then its chunks;
+  // the chunks are then written, and Publish() writes the documents last, so the array
+  // never looks complete before it is.
+  static ZarrArray Define(std::shared_ptr<Store> store, std::string path, ZarrMetadata metadata,
+                          ZarrAttributes attributes = {});
+  void Clear() const;
+  // Writes the metadata documents (zarr.json, or .zarray and .zattrs), removing the other
+  // format's.
+  void Publish() const;
 
   const ZarrMetadata& metadata() const { return metadata_; }
   // The grid of stored values: chunks, or the shards of a sharded array.
@@ -144,6 +156,8 @@ class ZarrArray {
  private:
   ZarrArray(std::shared_ptr<Store> store, std::string path, ZarrMetadata metadata,
             ZarrAttributes attributes);
+  // Removes the chunks of an earlier array at path_ (keys LooksLikeChunkKey accepts).
+  void RemoveChunks() const;
   // Reads `box` of block `block`'s chunk into `dst` (byte strides `dst_strides`), and
   // writes a block's chunk from `src`, with one thread's scratch.
   void ReadPart(std::span<const Index> block, const Region& box, std::byte* dst,

@@ -34,7 +34,8 @@ long long ParseWhole(const std::string& name, const std::string& value, long lon
 // op keeping its output in files could not be read by every rank: refused before it runs.
 void RefuseFilesOnOneMachine(const PlanRun& run) {
   for (const auto& op : run.ops()) {
-    if (op->info().tier == Tier::kDisk || op->info().tier == Tier::kMixed) {
+    if (op->info().tier == Tier::kDisk || op->info().tier == Tier::kMixed ||
+        op->info().tier == Tier::kObject) {
       throw InvalidArgument(
           "executor \"mpi\": the ranks run on several machines and op \"" + op->info().name +
           "\" keeps its output in files, but work_dir is not set (the system temp dir is one "

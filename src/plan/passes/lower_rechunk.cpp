@@ -17,7 +17,9 @@ IntermediateFactory RechunkIntermediates(PlanContext& context, const Node& node)
     if (blocks_in_memory >= num_blocks) {
       return MakeMemoryTierOutput(node.shape(), chunks, node.dtype());
     }
-    const std::filesystem::path directory = context.IntermediateDirectory();
+    const std::int64_t stored_bytes =
+        num_blocks > 0 ? node.nbytes() / num_blocks * (num_blocks - blocks_in_memory) : 0;
+    const std::filesystem::path directory = context.IntermediateDirectory(stored_bytes);
     if (blocks_in_memory <= 0 && disk_chunks == chunks) {
       return MakeDiskTierOutput(node.shape(), chunks, node.dtype(), directory,
                                 options.disk_compressor);

@@ -33,7 +33,7 @@ void LowerReduce(PlanContext& context, const Node& node) {
                             ? context.in_memory + bytes <= context.ram_for_intermediates
                             : context.options.intermediate_tier == Tier::kMemory;
     if (in_ram) return MakeMemoryTierOutput(shape, chunks, uint8);
-    return MakeDiskTierOutput(shape, chunks, uint8, context.IntermediateDirectory(),
+    return MakeDiskTierOutput(shape, chunks, uint8, context.IntermediateDirectory(bytes),
                               context.options.disk_compressor);
   };
   ReductionOps ops = BuildReductionOps(node, values.array, context.outputs.at(&node),

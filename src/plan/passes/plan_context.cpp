@@ -7,6 +7,7 @@
 #include "tessera/core/buffer_pool.hpp"
 #include "tessera/core/cluster.hpp"
 #include "tessera/core/errors.hpp"
+#include "tessera/storage/open_store.hpp"
 #include "work_directory.hpp"
 
 namespace tessera::planner {
@@ -119,9 +120,10 @@ std::shared_ptr<OpOutput> PlanContext::MakeOutput(const Node& node, Tier tier, b
   // A provisional output is never written: it takes no number, so that the folders of the
   // real ones do not depend on the order fusion looked at its candidates in (which follows
   // node addresses, different in every process that plans alike).
-  return MakeDiskTierOutput(node.shape(), node.chunks(), node.dtype(),
-                            provisional ? WorkDirectory() / "provisional" : IntermediateDirectory(),
-                            options.disk_compressor);
+  return MakeDiskTierOutput(
+      node.shape(), node.chunks(), node.dtype(),
+      provisional ? WorkDirectory() / "provisional" : IntermediateDirectory(node.nbytes()),
+      options.disk_compressor);
 }
 
 const std::filesystem::path& PlanContext::WorkDirectory() {
@@ -140,8 +142,18 @@ const std::filesystem::path& PlanContext::WorkDirectory() {
   return work_directory_;
 }
 
-std::filesystem::path PlanContext::IntermediateDirectory() {
-  return WorkDirectory() / ("intermediate-" + std::to_string(++intermediates_));
+std::filesystem::path PlanContext::IntermediateDirectory(std::int64_t bytes) {
+  const std::string name = "intermediate-" + std::to_string(++intermediates_);
+  if (IsObjectStoreLocation(spec.work_dir)) {
+    const std::int64_t local = LocalDiskAllowed(spec);
+    if (bytes > local - on_local_disk_) {
+      std::string base = spec.work_dir;
+      while (!base.empty() && base.back() == '/') base.pop_back();
+      return std::filesystem::path(base + "/" + WorkDirectory().filename().string() + "/" + name);
+    }
+  }
+  on_local_disk_ += bytes;
+  return WorkDirectory() / name;
 }
 
 std::shared_ptr<const FusedEvaluator> PlanContext::MakeEvaluator(const Node& root,

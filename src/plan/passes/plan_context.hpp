@@ -110,10 +110,13 @@ struct PlanContext {
   // This plan's directory for disk intermediates; the first use clears what killed runs
   // left in the same base.
   const std::filesystem::path& WorkDirectory();
-  // A new folder name (not created) in WorkDirectory() for one disk intermediate:
-  // "intermediate-<n>", n counting this plan's intermediates, so that every rank of an
-  // MPI run, planning alike, names the same folder (node names count per process).
-  std::filesystem::path IntermediateDirectory();
+  // A new folder name (not created) in WorkDirectory() for one disk intermediate of
+  // `bytes`: "intermediate-<n>", n counting this plan's intermediates, so that every rank
+  // of an MPI run, planning alike, names the same folder (node names count per process).
+  // With an s3:// work_dir, an s3:// URL instead (the object store tier, the URL
+  // "<work_dir>/<WorkDirectory()'s name>/intermediate-<n>") once the local disk intermediates
+  // so far and this one would exceed the local disk allowed (Spec::local_disk).
+  std::filesystem::path IntermediateDirectory(std::int64_t bytes);
 
   std::shared_ptr<const FusedEvaluator> MakeEvaluator(const Node& root, const NodeSet& members);
   std::shared_ptr<FusedOp> MakeFusedOp(const Node& root, const NodeSet& members,
@@ -141,7 +144,8 @@ struct PlanContext {
   std::shared_ptr<PlanSession> session_;
   std::unordered_map<const Node*, std::shared_ptr<OpOutput>> provisional_;
   std::filesystem::path work_directory_;
-  int intermediates_ = 0;  // IntermediateDirectory's count
+  int intermediates_ = 0;           // IntermediateDirectory's count
+  std::int64_t on_local_disk_ = 0;  // the bytes of its local disk intermediates
 };
 
 }  // namespace tessera::planner

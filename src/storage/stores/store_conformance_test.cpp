@@ -1,5 +1,6 @@
 // The shared Store test suite: every Store implementation must pass it. A new store
-// is one entry in kStoreFactories.
+// is one entry in kStoreFactories. The S3 store's entry is there when a server is
+// (tests/support/s3_test_bucket.hpp): ctest's stores_s3_test runs the suite against moto.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -12,10 +13,12 @@
 #include <thread>
 #include <vector>
 
+#include "s3_test_bucket.hpp"
 #include "temp_dir.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/storage/directory_store.hpp"
 #include "tessera/storage/memory_store.hpp"
+#include "tessera/storage/s3_store.hpp"
 #include "tessera/storage/store.hpp"
 
 namespace tessera {
@@ -30,6 +33,7 @@ using testing::TempDir;
 struct StoreFixture {
   std::shared_ptr<Store> store;
   std::shared_ptr<TempDir> directory;
+  std::shared_ptr<void> cleanup = nullptr;  // removes an object store's prefix
 };
 
 // A store with only the methods every store must write (MemoryStore's underneath), so
@@ -59,8 +63,27 @@ struct StoreFactory {
   std::function<StoreFixture()> make;
 };
 
+// A fresh prefix of the test bucket, emptied at the end.
+StoreFixture S3Fixture(const std::string& bucket) {
+  auto store = S3Store::Open(testing::FreshS3Url(bucket, "conformance"));
+  std::shared_ptr<void> cleanup(nullptr, [store](void*) {
+    try {
+      store->EraseAll();
+    } catch (const Error&) {
+    }
+  });
+  return StoreFixture{store, nullptr, std::move(cleanup)};
+}
+
+std::vector<StoreFactory> MakeStoreFactories();
+
 const std::vector<StoreFactory>& StoreFactories() {
-  static const std::vector<StoreFactory> factories = {
+  static const std::vector<StoreFactory> factories = MakeStoreFactories();
+  return factories;
+}
+
+std::vector<StoreFactory> MakeStoreFactories() {
+  std::vector<StoreFactory> factories = {
       {"MinimalStore",
        [] {
          return StoreFixture{std::make_shared<MinimalStore>(), nullptr};
@@ -82,6 +105,9 @@ const std::vector<StoreFactory>& StoreFactories() {
                              directory};
        }},
   };
+  if (const std::optional<std::string> bucket = testing::S3TestBucket()) {
+    factories.push_back({"S3Store", [bucket = *bucket] { return S3Fixture(bucket); }});
+  }
   return factories;
 }
 
@@ -197,7 +223,7 @@ TEST_P(StoreConformanceTest, ReadRangeReadsAnySliceFromEitherEnd) {
     } catch (const StorageError& error) {
       const std::string message = error.what();
       EXPECT_NE(message.find(store().DescribeKey("shard")), std::string::npos) << message;
-      EXPECT_NE(message.find("10 bytes"), std::string::npos) << message;
+      EXPECT_NE(message.find("10 bytes"), std::string::npos) << message << " at " << offset;
     }
   }
   EXPECT_THROW(store().ReadRange("../escape", 0, out), InvalidArgument);

@@ -188,44 +188,66 @@ ZarrArray ZarrArray::Open(std::shared_ptr<Store> store, std::string path) {
   }
 }
 
+ZarrArray ZarrArray::Define(std::shared_ptr<Store> store, std::string path, ZarrMetadata metadata,
+                            ZarrAttributes attributes) {
+  if (store == nullptr) throw InvalidArgument("ZarrArray: store is null");
+  if (!path.empty()) ValidateKey(path);
+  // Everything that can be refused is checked here, before the store is touched.
+  ZarrArray array(std::move(store), std::move(path), std::move(metadata), std::move(attributes));
+  if (array.metadata_.zarr_format == 3) {
+    static_cast<void>(ZarrJsonText(array.metadata_, array.attributes_));
+  } else {
+    static_cast<void>(ZarrMetadataToJson(array.metadata_));
+    static_cast<void>(ZarrAttributesToJson(array.attributes_));
+  }
+  return array;
+}
+
 ZarrArray ZarrArray::Create(std::shared_ptr<Store> store, std::string path, ZarrMetadata metadata,
                             ZarrAttributes attributes) {
-  if (store == nullptr) throw InvalidArgument("ZarrArray::Create: store is null");
-  if (!path.empty()) ValidateKey(path);
-  // Everything that can be refused is checked, and the documents are serialized, before
-  // the store is touched.
-  ZarrArray array(std::move(store), std::move(path), std::move(metadata), std::move(attributes));
-  const bool v3 = array.metadata_.zarr_format == 3;
-  const std::string metadata_text =
-      v3 ? ZarrJsonText(array.metadata_, array.attributes_) : ZarrMetadataToJson(array.metadata_);
-  const bool has_attributes = !v3 && array.attributes_ != ZarrAttributes{};
-  const std::string attributes_text =
-      has_attributes ? ZarrAttributesToJson(array.attributes_) : std::string();
+  ZarrArray array =
+      Define(std::move(store), std::move(path), std::move(metadata), std::move(attributes));
+  array.RemoveChunks();
+  array.Publish();
+  return array;
+}
 
-  Store& target = *array.store_;
+void ZarrArray::RemoveChunks() const {
   // Chunks of a previous array at this path would read as this array's data (or as
   // corrupt chunks): remove them first, as zarr-python's mode="w" clears the path.
-  const std::string prefix = array.path_.empty() ? std::string() : array.path_ + "/";
-  for (const std::string& key : target.List(prefix)) {
+  const std::string prefix = path_.empty() ? std::string() : path_ + "/";
+  for (const std::string& key : store_->List(prefix)) {
     if (zarr_detail::LooksLikeChunkKey(std::string_view(key).substr(prefix.size())))
-      target.Erase(key);
+      store_->Erase(key);
   }
+}
+
+void ZarrArray::Clear() const {
+  store_->Erase(JoinKey(path_, kNodeDocument));
+  store_->Erase(JoinKey(path_, kArrayDocument));
+  store_->Erase(JoinKey(path_, kAttributesDocument));
+  RemoveChunks();
+}
+
+void ZarrArray::Publish() const {
+  Store& target = *store_;
   // The other format's documents would describe another array.
-  const std::string attributes_key = JoinKey(array.path_, kAttributesDocument);
-  if (v3) {
-    target.Erase(JoinKey(array.path_, kArrayDocument));
+  const std::string attributes_key = JoinKey(path_, kAttributesDocument);
+  if (metadata_.zarr_format == 3) {
+    const std::string metadata_text = ZarrJsonText(metadata_, attributes_);
+    target.Erase(JoinKey(path_, kArrayDocument));
     target.Erase(attributes_key);
-    target.Set(JoinKey(array.path_, kNodeDocument), std::string_view(metadata_text));
-    return array;
+    target.Set(JoinKey(path_, kNodeDocument), std::string_view(metadata_text));
+    return;
   }
-  target.Erase(JoinKey(array.path_, kNodeDocument));
-  target.Set(JoinKey(array.path_, kArrayDocument), std::string_view(metadata_text));
-  if (has_attributes) {
-    target.Set(attributes_key, std::string_view(attributes_text));
+  const std::string metadata_text = ZarrMetadataToJson(metadata_);
+  target.Erase(JoinKey(path_, kNodeDocument));
+  target.Set(JoinKey(path_, kArrayDocument), std::string_view(metadata_text));
+  if (attributes_ != ZarrAttributes{}) {
+    target.Set(attributes_key, std::string_view(ZarrAttributesToJson(attributes_)));
   } else {
     target.Erase(attributes_key);  // a stale .zattrs would describe another array
   }
-  return array;
 }
 
 std::string ZarrArray::ChunkKey(std::span<const Index> block) const {
