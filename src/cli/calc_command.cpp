@@ -128,10 +128,12 @@ void CalcCommand::AddOptions(CLI::App& command) {
       ->required();
   command.add_option("--input", inputs_,
                      "NAME=STORE: a Zarr array (v2 or v3: a directory holding .zarray or "
-                     "zarr.json) the formula calls NAME; repeat for each input");
+                     "zarr.json, or s3://BUCKET/PREFIX) the formula calls NAME; repeat for "
+                     "each input");
   command.add_option("--output", output_,
                      "Directory of the Zarr array to write (written to STORE.tessera-partial, "
-                     "moved into place when complete)");
+                     "moved into place when complete), or s3://BUCKET/PREFIX (its metadata "
+                     "written last)");
   spec_options_.Register(command);
   command.add_option("--codec", codec_,
                      "Output codec: blosc-lz4 (default), blosc:zstd:3, zstd, gzip, lz4, zlib (v2 "

@@ -61,12 +61,12 @@ RechunkCommand::RechunkCommand(CLI::App& app)
   command_
       ->add_option("IN", in_path_,
                    "Zarr array to read (v2 or v3): a directory holding .zarray or zarr.json "
-                   "(e.g. data.zarr/t2m)")
+                   "(e.g. data.zarr/t2m), or s3://BUCKET/PREFIX")
       ->required();
   command_
       ->add_option("OUT", out_path_,
                    "Directory of the Zarr array to write (written to OUT.tessera-partial, moved "
-                   "into place when complete)")
+                   "into place when complete), or s3://BUCKET/PREFIX (metadata written last)")
       ->required();
   command_
       ->add_option("--chunks", chunks_,
