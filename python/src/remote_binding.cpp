@@ -49,6 +49,11 @@ TaskRecord RecordFromDict(nb::handle values) {
 // The exception a worker raised, kept to be raised as itself when the run ends
 // (RaiseKernelErrorOr); the engine stops the run with an Error of its text.
 std::exception_ptr KeepRemoteError(nb::handle exception) {
+  if (!PyExceptionInstance_Check(exception.ptr())) {  // a launcher's defect, not a task's
+    return std::make_exception_ptr(
+        Error("a remote task failed without an exception (launcher answered " +
+              nb::cast<std::string>(nb::repr(exception)) + ")"));
+  }
   const std::string text = nb::cast<std::string>(nb::str(exception));
   const std::string type = nb::cast<std::string>(nb::str(nb::type_name(exception.type())));
   PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exception.ptr())), exception.ptr());

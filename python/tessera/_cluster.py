@@ -243,13 +243,20 @@ class DaskLauncher:
                 woken.wait(timeout=min(remaining, 0.1))
         future = next(self._done)
         op, task = self._futures.pop(future)
+        lost = (self._distributed.KilledWorker, self._distributed.comm.CommClosedError)
+        # A finished future whose worker died before its result was fetched is lost, or
+        # pending again (Dask recomputes it and result() waits): never an error.
         if future.status == "finished":
-            address, record, blocks = future.result()
+            try:
+                address, record, blocks = future.result()
+            except lost as error:
+                return op, task, "lost", repr(error)
             record["worker"] = self._workers.setdefault(address, len(self._workers))
             return op, task, "ok", (record, blocks)
+        if future.status != "error":
+            return op, task, "lost", f"the future is {future.status}"
         error = future.exception()
-        lost = (self._distributed.KilledWorker, self._distributed.comm.CommClosedError)
-        if future.status == "cancelled" or isinstance(error, lost):
+        if error is None or isinstance(error, lost):
             return op, task, "lost", repr(error)
         return op, task, "error", error
 
