@@ -14,8 +14,9 @@ pkg_check_modules(SLEEF REQUIRED IMPORTED_TARGET sleef)
 # SQLite (libsqlite3-dev) for the history database (memory/history.hpp).
 find_package(SQLite3 REQUIRED)
 # libcurl (libcurl4-openssl-dev) for the S3 store (storage/s3_store.hpp): HTTP, TLS and
-# AWS Signature V4 (CURLOPT_AWS_SIGV4, libcurl 7.75 and later).
-find_package(CURL 7.75 REQUIRED)
+# AWS Signature V4 (CURLOPT_AWS_SIGV4; libcurl 7.87 and later sign the headers Tessera
+# sets, x-amz-content-sha256 included).
+find_package(CURL 7.87 REQUIRED)
 
 # MPI (libopenmpi-dev + openmpi-bin, or any MPI) for the "mpi" executor (src/exec/mpi):
 # AUTO builds it when MPI is found; without MPI the library and its tests build and run

@@ -58,6 +58,8 @@ class DirectoryStore final : public Store {
   void Set(std::string_view key, std::span<const std::byte> value) override;
   bool Erase(std::string_view key) override;
   std::vector<std::string> List(std::string_view prefix) const override;
+  // The walk of List, each file's size read as it is met (links to files: their target's).
+  std::vector<ListedKey> ListWithSizes(std::string_view prefix) const override;
   // The entries of one directory: its files and subdirectories (an empty one too),
   // temporaries left out. A linked directory is listed unless it leads back to `folder`
   // or a directory above it up to the root, so a walk down the listing always ends.

@@ -24,6 +24,7 @@ class MemoryStore final : public Store {
   void Set(std::string_view key, std::span<const std::byte> value) override;
   bool Erase(std::string_view key) override;
   std::vector<std::string> List(std::string_view prefix) const override;
+  std::vector<ListedKey> ListWithSizes(std::string_view prefix) const override;
   std::optional<std::int64_t> SizeOf(std::string_view key) const override;
   std::string Describe() const override { return "memory store"; }
   bool HoldsValuesInMemory() const override { return true; }

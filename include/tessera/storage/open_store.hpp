@@ -24,4 +24,9 @@ std::shared_ptr<Store> OpenStore(std::string_view location, OpenStoreOptions opt
 // True when `location` names an object store ("s3://...") rather than a local path.
 bool IsObjectStoreLocation(std::string_view location);
 
+// Throws InvalidArgument, naming `location` and what is wrong, when it is an object store
+// URL that no store could open (no bucket, a bucket name S3 refuses, a bad prefix).
+// Sends nothing: the bucket itself is checked when the store is opened.
+void CheckObjectStoreLocation(std::string_view location);
+
 }  // namespace tessera

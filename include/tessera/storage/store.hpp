@@ -4,6 +4,8 @@
 //   store->Set("0.0", bytes);             // atomic: readers see the old or the new value
 //   std::optional<Buffer> chunk = store->Get("0.0");   // nullopt when absent
 //   store->List("");                      // every key, '/'-separated, sorted
+//   store->ListWithSizes("c/");           // keys under "c/" with their sizes, one listing
+//   store->EraseKeys(keys);               // many removals at once (parallel on S3)
 //   store->ListFolder("sub");             // the names one level below "sub/"
 //   store->ReadRange("shard", -16, out);  // the last 16 bytes (a shard's index)
 //
@@ -45,6 +47,14 @@ class OpenedValue {
                          const std::string& described_key) const;
 };
 
+// A key with the size of its value, as Store::ListWithSizes lists them.
+struct ListedKey {
+  std::string key;
+  std::int64_t size = 0;  // bytes
+
+  bool operator==(const ListedKey&) const = default;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -81,8 +91,22 @@ class Store {
   virtual void Set(std::string_view key, std::span<const std::byte> value) = 0;
   // Removes `key`; returns false when it was absent.
   virtual bool Erase(std::string_view key) = 0;
+  // Removes every key of `keys` (absent ones too are fine), many at once where the store
+  // can (an object store sends its DELETEs in parallel); returns how many were removed.
+  // A store that cannot tell an absent key from a removed one without asking first (S3
+  // answers a DELETE of nothing with success) counts every key it did not find absent,
+  // so the count is exact for directories and memory, at most keys.size() for S3. Every
+  // key is validated (InvalidArgument) before any is removed; on an I/O failure
+  // (StorageError) some keys may be gone and others not. The default erases one by one.
+  virtual std::int64_t EraseKeys(std::span<const std::string> keys);
   // Keys starting with `prefix` (a plain string prefix), sorted.
   virtual std::vector<std::string> List(std::string_view prefix) const = 0;
+  // List with each key's size: what List then SizeOf of each key gives, in one pass where
+  // the store can (an object store's listing carries the sizes; a directory's walk stats
+  // the files it meets), so sizing N keys costs no N requests. Sorted by key. A key
+  // removed between the listing and its sizing is left out. The default goes through
+  // List and SizeOf.
+  virtual std::vector<ListedKey> ListWithSizes(std::string_view prefix) const;
   // One level of the key hierarchy: the names directly below `folder` ("" for the root,
   // else a key prefix without the trailing '/'), sorted, each once: the next segment of
   // every key under it, whether it is a key itself (".zarray") or leads to longer keys
@@ -128,6 +152,9 @@ class PinnedValueStore final : public Store {
   bool Erase(std::string_view key) override;
   std::vector<std::string> List(std::string_view prefix) const override {
     return base_.List(prefix);
+  }
+  std::vector<ListedKey> ListWithSizes(std::string_view prefix) const override {
+    return base_.ListWithSizes(prefix);
   }
   std::optional<std::int64_t> SizeOf(std::string_view key) const override;
   std::string Describe() const override { return base_.Describe(); }

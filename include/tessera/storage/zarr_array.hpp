@@ -80,8 +80,8 @@ class ZarrArray {
   static ZarrArray Define(std::shared_ptr<Store> store, std::string path, ZarrMetadata metadata,
                           ZarrAttributes attributes = {});
   void Clear() const;
-  // Writes the metadata documents (zarr.json, or .zarray and .zattrs), removing the other
-  // format's.
+  // Writes the metadata documents, removing the other format's first: zarr.json, or
+  // .zattrs then .zarray (the document that makes the array readable comes last).
   void Publish() const;
 
   const ZarrMetadata& metadata() const { return metadata_; }

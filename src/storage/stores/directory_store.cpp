@@ -118,7 +118,7 @@ std::string TemporaryName(const fs::path& target) {
 }
 
 // Walks `directory` (whose key prefix is `key_prefix`, "" or ending in '/'), calling
-// visit(key, path, is_temporary) for every regular file under it whose key could
+// visit(key, entry, is_temporary) for every regular file under it whose key could
 // start with `prefix`. Symbolic links to files count as files; symbolic links to
 // directories are not followed (a link cycle would never end).
 template <class Visit>
@@ -153,7 +153,7 @@ void Walk(const fs::path& directory, const std::string& key_prefix, std::string_
       if (status_error) continue;  // dangling link
     }
     if (fs::is_regular_file(status) && key.starts_with(prefix)) {
-      visit(key, entry.path(), IsTemporaryName(entry.path().filename().native()));
+      visit(key, entry, IsTemporaryName(entry.path().filename().native()));
     }
   }
 }
@@ -361,12 +361,28 @@ bool DirectoryStore::Erase(std::string_view key) {
 
 std::vector<std::string> DirectoryStore::List(std::string_view prefix) const {
   std::vector<std::string> keys;
-  auto visit = [&keys](const std::string& key, const fs::path&, bool is_temporary) {
+  auto visit = [&keys](const std::string& key, const fs::directory_entry&, bool is_temporary) {
     if (!is_temporary) keys.push_back(key);
   };
   Walk(root_, "", prefix, visit);
   std::sort(keys.begin(), keys.end());
   return keys;
+}
+
+std::vector<ListedKey> DirectoryStore::ListWithSizes(std::string_view prefix) const {
+  std::vector<ListedKey> listed;
+  auto visit = [&listed](const std::string& key, const fs::directory_entry& entry,
+                         bool is_temporary) {
+    if (is_temporary) return;
+    std::error_code error;
+    const std::uintmax_t size = entry.file_size(error);  // a stat, through a link
+    if (error) return;                                   // vanished since the walk met it
+    listed.push_back({key, static_cast<std::int64_t>(size)});
+  };
+  Walk(root_, "", prefix, visit);
+  std::sort(listed.begin(), listed.end(),
+            [](const ListedKey& a, const ListedKey& b) { return a.key < b.key; });
+  return listed;
 }
 
 std::vector<std::string> DirectoryStore::ListFolder(std::string_view folder) const {
@@ -439,8 +455,9 @@ int DirectoryStore::RemoveStaleTemporaries(bool including_this_process) {
   const std::string own_marker = std::string(kTempMarker) + std::to_string(::getpid()) + "-";
   FileOps& ops = *options_.file_ops;
   int removed = 0;
-  auto visit = [&](const std::string&, const fs::path& path, bool is_temporary) {
+  auto visit = [&](const std::string&, const fs::directory_entry& entry, bool is_temporary) {
     if (!is_temporary) return;
+    const fs::path& path = entry.path();
     if (!including_this_process && path.filename().native().find(own_marker) != std::string::npos)
       return;
     const int error = ops.Unlink(path);

@@ -80,6 +80,16 @@ std::vector<std::string> MemoryStore::List(std::string_view prefix) const {
   return keys;
 }
 
+std::vector<ListedKey> MemoryStore::ListWithSizes(std::string_view prefix) const {
+  std::vector<ListedKey> listed;
+  std::lock_guard lock(mutex_);
+  for (auto it = values_.lower_bound(prefix); it != values_.end() && it->first.starts_with(prefix);
+       ++it) {
+    listed.push_back({it->first, it->second.size()});
+  }
+  return listed;
+}
+
 std::optional<std::int64_t> MemoryStore::SizeOf(std::string_view key) const {
   ValidateKey(key);
   std::lock_guard lock(mutex_);

@@ -10,6 +10,10 @@ namespace tessera {
 
 bool IsObjectStoreLocation(std::string_view location) { return s3::IsS3Url(location); }
 
+void CheckObjectStoreLocation(std::string_view location) {
+  static_cast<void>(s3::ParseS3Url(location));
+}
+
 std::shared_ptr<Store> OpenStore(std::string_view location, OpenStoreOptions options) {
   if (IsObjectStoreLocation(location)) return S3Store::Open(location);
   return DirectoryStore::Open(std::filesystem::path(location), {.create = options.create});

@@ -9,6 +9,7 @@
 #include <system_error>
 #include <utility>
 
+#include "s3_text.hpp"
 #include "tessera/core/errors.hpp"
 
 namespace tessera::s3 {
@@ -18,7 +19,6 @@ namespace fs = std::filesystem;
 using Section = std::map<std::string, std::string>;
 using Sections = std::map<std::string, Section>;
 
-constexpr std::string_view kBlank = " \t\r";
 // Credentials and config files hold a few KB; a larger file is not one of them.
 constexpr std::uintmax_t kMaxFileBytes = std::uintmax_t{1} << 20;
 constexpr std::string_view kFormatHelp =
@@ -27,34 +27,46 @@ constexpr std::string_view kFormatHelp =
 constexpr std::string_view kUnsupportedProviders[] = {
     "role_arn", "credential_process", "sso_session", "sso_start_url", "web_identity_token_file"};
 
-std::string_view Trim(std::string_view text) {
-  const std::size_t start = text.find_first_not_of(kBlank);
-  if (start == std::string_view::npos) return {};
-  return text.substr(start, text.find_last_not_of(kBlank) - start + 1);
-}
-
-std::string Lower(std::string_view text) {
-  std::string lower(text);
-  for (char& c : lower) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return lower;
-}
-
 // Messages quote names and line numbers only: a line's text may hold a secret.
 [[noreturn]] void FailLine(int line, const std::string& what) {
   throw FormatError("line " + std::to_string(line) + ": " + what);
+}
+
+// Names a message may quote: 1 to 64 (longer is no setting's name) of A-Z a-z 0-9 _ . -
+// (and ' ' in a section's name, "profile dev"). Anything else may be a secret: a token
+// padded with '=' splits there into a "key" of token text.
+bool IsQuotableName(std::string_view name, bool space_allowed) {
+  constexpr std::size_t kMaxQuotedName = 64;
+  if (name.empty() || name.size() > kMaxQuotedName) return false;
+  for (const char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == '-' || (space_allowed && c == ' ');
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// `key` in double quotes when it may be quoted, else `otherwise` ("the setting of line 4").
+std::string QuotedKey(const std::string& key, const std::string& otherwise) {
+  return IsQuotableName(key, /*space_allowed=*/false) ? "\"" + key + "\"" : otherwise;
+}
+
+// "[name]" when the section's name may be quoted, else where its header is.
+std::string QuotedSection(const std::string& name, int header_line) {
+  return IsQuotableName(name, /*space_allowed=*/true)
+             ? "[" + name + "]"
+             : "the section of line " + std::to_string(header_line);
 }
 
 // The name in a section header line: "[profile dev]  # note" -> "profile dev".
 std::string ReadHeader(std::string_view content, int line) {
   const std::size_t close = content.find(']');
   if (close == std::string_view::npos) FailLine(line, "a section header without its ']'");
-  const std::string_view rest = Trim(content.substr(close + 1));
+  const std::string_view rest = TrimBlank(content.substr(close + 1));
   if (!rest.empty() && rest[0] != '#' && rest[0] != ';') {
     FailLine(line, "text after a section header's ']'");
   }
-  const std::string_view name = Trim(content.substr(1, close - 1));
+  const std::string_view name = TrimBlank(content.substr(1, close - 1));
   if (name.empty()) FailLine(line, "a section header with no name");
   return std::string(name);
 }
@@ -65,7 +77,10 @@ std::map<std::string, std::map<std::string, std::string>> ParseAwsIni(std::strin
   Sections sections;
   Section* section = nullptr;
   std::string section_name;
+  int section_line = 0;
+  std::map<std::string, int> key_lines;  // the line setting each key of the section
   std::string parent_key;  // the section's last unindented key: sub-settings go under it
+  int parent_line = 0;
   std::size_t parent_indent = 0;
   bool parent_has_value = false;
   int line_number = 0;
@@ -74,38 +89,50 @@ std::map<std::string, std::map<std::string, std::string>> ParseAwsIni(std::strin
     const std::string_view line = text.substr(start, end - start);
     start = end + 1;
     ++line_number;
-    const std::string_view content = Trim(line);
+    const std::string_view content = TrimBlank(line);
     if (content.empty() || content[0] == '#' || content[0] == ';') continue;
     if (content[0] == '[') {
       section_name = ReadHeader(content, line_number);
       const auto [it, inserted] = sections.try_emplace(section_name);
-      if (!inserted) FailLine(line_number, "[" + section_name + "] appears twice; merge the two");
+      if (!inserted) {
+        FailLine(line_number,
+                 QuotedSection(section_name, line_number) + " appears twice; merge the two");
+      }
       section = &it->second;
+      section_line = line_number;
+      key_lines.clear();
       parent_key.clear();
       continue;
     }
     if (section == nullptr) FailLine(line_number, "a setting before the first [section] header");
     const std::size_t equals = content.find('=');
     if (equals == std::string_view::npos) FailLine(line_number, "expected \"key = value\", no '='");
-    std::string key = Lower(Trim(content.substr(0, equals)));
+    std::string key = AsciiLower(TrimBlank(content.substr(0, equals)));
     if (key.empty()) FailLine(line_number, "a setting with no key before its '='");
-    const std::string_view value = Trim(content.substr(equals + 1));
+    const std::string_view value = TrimBlank(content.substr(equals + 1));
     const std::size_t indent = line.find_first_not_of(kBlank);
     if (!parent_key.empty() && indent > parent_indent) {
       if (parent_has_value) {
-        FailLine(line_number, "\"" + key + "\" is indented under \"" + parent_key +
-                                  "\", which has a value; unindent it, or indent sub-settings "
-                                  "only under a key with no value (\"s3 =\")");
+        FailLine(line_number,
+                 QuotedKey(key, "this setting") + " is indented under " +
+                     QuotedKey(parent_key, "the setting of line " + std::to_string(parent_line)) +
+                     ", which has a value; unindent it, or indent sub-settings only under a key "
+                     "with no value (\"s3 =\")");
       }
       key = parent_key + "." + key;
     } else {
       parent_key = key;
+      parent_line = line_number;
       parent_indent = indent;
       parent_has_value = !value.empty();
     }
-    if (!section->try_emplace(key, value).second) {
-      FailLine(line_number, "\"" + key + "\" is set twice in [" + section_name + "]");
+    const auto [first, inserted] = key_lines.try_emplace(key, line_number);
+    if (!inserted) {
+      FailLine(line_number, QuotedKey(key, "this line's key") + " is set twice in " +
+                                QuotedSection(section_name, section_line) + " (first on line " +
+                                std::to_string(first->second) + ")");
     }
+    section->emplace(std::move(key), value);
   }
   return sections;
 }
@@ -173,7 +200,7 @@ IniFile ReadIniFile(const EnvironmentLookup& environment, const char* variable, 
 std::string_view SectionLabel(std::string_view name, std::string_view word) {
   if (!name.starts_with(word) || name.size() <= word.size()) return {};
   if (kBlank.find(name[word.size()]) == std::string_view::npos) return {};
-  return Trim(name.substr(word.size()));
+  return TrimBlank(name.substr(word.size()));
 }
 
 // Section "[<word> <label>]" of `sections`; nullptr when there is none.
@@ -199,11 +226,11 @@ std::string CheckEndpoint(const std::string& value, const std::string& source) {
                           " holds user information ('@'); give credentials through "
                           "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, not in the endpoint");
   }
-  const std::string scheme_text = Lower(value.substr(0, 8));
+  const std::string scheme_text = AsciiLower(value.substr(0, 8));
   const std::size_t scheme = scheme_text.starts_with("http://")    ? 7
                              : scheme_text.starts_with("https://") ? 8
                                                                    : 0;
-  std::string endpoint = Lower(value.substr(0, scheme)) + value.substr(scheme);
+  std::string endpoint = AsciiLower(value.substr(0, scheme)) + value.substr(scheme);
   while (endpoint.size() > scheme && endpoint.back() == '/') endpoint.pop_back();
   const bool bad_character = std::any_of(endpoint.begin(), endpoint.end(), [](char c) {
     const auto byte = static_cast<unsigned char>(c);
@@ -344,6 +371,7 @@ S3Settings ResolveS3Settings(const EnvironmentLookup& environment) {
   if (key_id && secret) {
     settings.credentials = {*key_id, *secret,
                             Variable(environment, "AWS_SESSION_TOKEN").value_or("")};
+    settings.credentials_source = "the environment (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)";
   } else if (key_id || secret) {
     throw InvalidArgument(
         std::string(key_id ? "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY "
@@ -356,7 +384,12 @@ S3Settings ResolveS3Settings(const EnvironmentLookup& environment) {
     if (config_profile != nullptr) RefuseUnsupportedProviders(*config_profile, config_where);
     std::optional<S3Credentials> keys;
     if (credentials_profile != nullptr) keys = StaticKeys(*credentials_profile, credentials_where);
-    if (!keys && config_profile != nullptr) keys = StaticKeys(*config_profile, config_where);
+    if (keys) {
+      settings.credentials_source = credentials_where;
+    } else if (config_profile != nullptr) {
+      keys = StaticKeys(*config_profile, config_where);
+      if (keys) settings.credentials_source = config_where;
+    }
     if (keys) settings.credentials = std::move(*keys);
   }
   return settings;

@@ -34,6 +34,10 @@ struct S3Settings {
   std::string region = "us-east-1";
   S3Credentials credentials;
   std::string profile;  // the profile read, for messages
+  // Where the credentials came from, for messages (never the keys themselves): "the
+  // environment (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)", or "profile \"dev\" of the
+  // AWS credentials file /home/me/.aws/credentials"; "" when anonymous.
+  std::string credentials_source;
 };
 
 // The sections of an AWS shared credentials or config file, by name ("default",
@@ -44,7 +48,10 @@ struct S3Settings {
 // "  endpoint_url = ..." gives "s3.endpoint_url"). Throws FormatError naming the line
 // number (the caller names the file) for a setting before any header, a line without
 // '=', an empty key or section name, a section or key given twice, or an indented line
-// under a setting that has a value; nothing else (std::bad_alloc aside).
+// under a setting that has a value; nothing else (std::bad_alloc aside). A message quotes
+// a key or section name only when it looks like one (at most 64 of A-Z a-z 0-9 _ . -, and
+// ' ' in a section's name), else names its line: a token line padded with '=' splits
+// into a "key" of secret text.
 std::map<std::string, std::map<std::string, std::string>> ParseAwsIni(std::string_view text);
 
 // The value of an environment variable; nullopt when unset. Injectable for tests.
@@ -63,7 +70,7 @@ EnvironmentLookup ProcessEnvironment();
 //   credentials  AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN),
 //                else aws_access_key_id and aws_secret_access_key (and aws_session_token)
 //                of section [NAME] of the credentials file, else of the config file's
-//                profile, else none (anonymous).
+//                profile, else none (anonymous); credentials_source says which.
 // The credentials file is AWS_SHARED_CREDENTIALS_FILE, else $HOME/.aws/credentials; the
 // config file AWS_CONFIG_FILE, else $HOME/.aws/config (a leading "~/" is $HOME). The
 // config file's profile is section [profile NAME], or [default] for "default". Missing

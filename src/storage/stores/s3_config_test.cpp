@@ -110,6 +110,28 @@ TEST(ParseAwsIni, NeverQuotesTheTextOfALine) {
   EXPECT_EQ(message.find(kSecret), std::string::npos) << message;
 }
 
+// A session token's continuation line, indented under a key with a value, or a token
+// pasted twice: the "key" before its '=' padding is token text, never quoted.
+TEST(ParseAwsIni, QuotesOnlyKeysThatLookLikeNames) {
+  constexpr const char* kTokenLine =
+      "IQoJb3JpZ2luX2VjEHYaCXVzLWVhc3QtMSJHMEUCIQDx+9/TESSERATOKEN==";
+  const std::string indented =
+      IniError(std::string("[default]\naws_session_token = abc\n  ") + kTokenLine + "\n");
+  EXPECT_EQ(indented.find("line 3: this setting is indented under \"aws_session_token\""), 0u)
+      << indented;
+  const std::string twice =
+      IniError(std::string("[default]\n") + kTokenLine + "\n" + kTokenLine + "\n");
+  EXPECT_EQ(twice.find("line 3: this line's key is set twice in [default] (first on line 2)"), 0u)
+      << twice;
+  for (const std::string& message : {indented, twice}) {
+    EXPECT_EQ(message.find("IQoJb3JpZ2lu"), std::string::npos) << message;
+    EXPECT_EQ(message.find("iqojb3jpz2lu"), std::string::npos) << message;  // lowered
+  }
+  const std::string long_name =
+      IniError("[a]\n" + std::string(65, 'k') + " = 1\n" + std::string(65, 'k') + " = 2\n");
+  EXPECT_EQ(long_name.find("line 3: this line's key is set twice"), 0u) << long_name;
+}
+
 // ResolveS3Settings over a fake environment whose HOME is a fresh temporary folder.
 class ResolveS3SettingsTest : public ::testing::Test {
  protected:
@@ -158,6 +180,7 @@ class ResolveS3SettingsTest : public ::testing::Test {
 
 TEST_F(ResolveS3SettingsTest, DefaultsToAnonymousAwsWithoutFilesOrVariables) {
   const S3Settings settings = Resolve();
+  EXPECT_EQ(settings.credentials_source, "");
   EXPECT_EQ(settings.endpoint, "");
   EXPECT_EQ(settings.region, "us-east-1");
   EXPECT_TRUE(settings.credentials.empty());
@@ -176,6 +199,8 @@ TEST_F(ResolveS3SettingsTest, EnvironmentKeysWinOverFiles) {
   EXPECT_EQ(settings.credentials.secret_access_key, kSecret);
   EXPECT_EQ(settings.credentials.session_token, "");
   EXPECT_FALSE(settings.credentials.empty());
+  EXPECT_EQ(settings.credentials_source,
+            "the environment (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)");
   environment_["AWS_SESSION_TOKEN"] = kToken;
   EXPECT_EQ(Resolve().credentials.session_token, kToken);
 }
@@ -188,6 +213,8 @@ TEST_F(ResolveS3SettingsTest, ReadsTheDefaultProfileOfTheCredentialsFile) {
   EXPECT_EQ(settings.credentials.secret_access_key, kSecret);
   EXPECT_EQ(settings.credentials.session_token, kToken);
   EXPECT_EQ(settings.profile, "default");
+  EXPECT_EQ(settings.credentials_source,
+            "profile \"default\" of the AWS credentials file " + Home(".aws/credentials"));
 }
 
 TEST_F(ResolveS3SettingsTest, NamedProfileReadsBothFiles) {
@@ -220,6 +247,8 @@ TEST_F(ResolveS3SettingsTest, CredentialsFileWinsOverConfigFile) {
       "[profile default]\naws_access_key_id = DEFAULTID\naws_secret_access_key = S\n");
   environment_["AWS_PROFILE"] = "dev";
   EXPECT_EQ(Resolve().credentials.access_key_id, "CONFIGID");  // none in the credentials file
+  EXPECT_EQ(Resolve().credentials_source,
+            "profile \"dev\" of the AWS config file " + Home(".aws/config"));
   WriteCredentials("[dev]\naws_access_key_id = FILEID\naws_secret_access_key = FILESECRET\n");
   EXPECT_EQ(Resolve().credentials.access_key_id, "FILEID");
   environment_.erase("AWS_PROFILE");
@@ -271,8 +300,15 @@ TEST_F(ResolveS3SettingsTest, RefusesMalformedEndpoints) {
     environment_["AWS_ENDPOINT_URL_S3"] = bad;
     EXPECT_NE(ResolveError().find("AWS_ENDPOINT_URL_S3 is \""), std::string::npos) << bad;
   }
+  // User information is refused without being echoed (ResolveError checks the secret,
+  // the token and the key id are not quoted), from a variable or a file.
   environment_["AWS_ENDPOINT_URL_S3"] = std::string("http://") + kKeyId + ":" + kSecret + "@h";
-  EXPECT_NE(ResolveError().find("user information"), std::string::npos);
+  EXPECT_NE(ResolveError().find("AWS_ENDPOINT_URL_S3 holds user information"), std::string::npos);
+  environment_.erase("AWS_ENDPOINT_URL_S3");
+  WriteConfig(std::string("[default]\nendpoint_url = https://") + kKeyId + ":" + kSecret +
+              "@minio.local:9000\n");
+  EXPECT_NE(ResolveError().find("holds user information"), std::string::npos);
+  WriteConfig("");
   environment_.erase("AWS_ENDPOINT_URL_S3");
   WriteConfig("[default]\nendpoint_url = s3.amazonaws.com\n");
   EXPECT_NE(ResolveError().find("endpoint_url of profile \"default\" of the AWS config file " +

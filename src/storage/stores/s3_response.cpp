@@ -8,12 +8,14 @@
 #include <system_error>
 #include <utility>
 
+#include "s3_text.hpp"
 #include "tessera/core/errors.hpp"
 
 namespace tessera::s3 {
 namespace {
 
-constexpr std::string_view kXmlSpace = " \t\r\n";
+// XML's white space is exactly the blanks of s3_text.hpp.
+constexpr std::string_view kXmlSpace = kBlank;
 constexpr std::string_view kListContext = "S3 ListObjectsV2 response";
 // Bytes of a value a message quotes: enough to recognise it, never a whole body.
 constexpr std::size_t kQuotedBytes = 64;
@@ -30,14 +32,12 @@ struct Element {
 
 // `text` in double quotes for a message: at most `limit` bytes, control bytes escaped.
 std::string Quote(std::string_view text, std::size_t limit = kQuotedBytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string quoted = "\"";
   for (const char c : text.substr(0, limit)) {
     const auto byte = static_cast<unsigned char>(c);
     if (byte < 0x20 || byte == 0x7f || c == '"' || c == '\\') {
       quoted += "\\x";
-      quoted += kHex[byte >> 4];
-      quoted += kHex[byte & 0xf];
+      AppendHexByte(quoted, byte);
     } else {
       quoted += c;
     }
@@ -285,12 +285,6 @@ const std::string& LeafText(const Element& element) {
   return element.text;
 }
 
-std::string_view TrimSpace(std::string_view text) {
-  const std::size_t start = text.find_first_not_of(kXmlSpace);
-  if (start == std::string_view::npos) return {};
-  return text.substr(start, text.find_last_not_of(kXmlSpace) - start + 1);
-}
-
 // The only child of `parent` named `name`; nullptr when there is none.
 const Element* OnlyChild(const Element& parent, std::string_view name) {
   const Element* found = nullptr;
@@ -302,13 +296,6 @@ const Element* OnlyChild(const Element& parent, std::string_view name) {
   return found;
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // A key or prefix of a page listed with encoding-type=url: "%XX" escapes, '+' a space.
 std::string UrlDecode(std::string_view text) {
   std::string decoded;
@@ -318,8 +305,8 @@ std::string UrlDecode(std::string_view text) {
     } else if (text[at] != '%') {
       decoded += text[at];
     } else {
-      const int high = at + 2 < text.size() ? HexValue(text[at + 1]) : -1;
-      const int low = at + 2 < text.size() ? HexValue(text[at + 2]) : -1;
+      const int high = at + 2 < text.size() ? HexDigitValue(text[at + 1]) : -1;
+      const int low = at + 2 < text.size() ? HexDigitValue(text[at + 2]) : -1;
       if (high < 0 || low < 0) FailList("bad '%' escape in URL-encoded " + Quote(text));
       decoded += static_cast<char>(high * 16 + low);
       at += 2;
@@ -337,7 +324,7 @@ ListedObject ReadObject(const Element& contents, std::size_t index, bool url_enc
   if (object.key.empty()) FailList(where + " has an empty <Key>");
   const Element* size = OnlyChild(contents, "Size");
   if (size == nullptr) FailList(where + " (key " + Quote(object.key) + ") has no <Size>");
-  const std::string_view digits = TrimSpace(LeafText(*size));
+  const std::string_view digits = TrimBlank(LeafText(*size));
   const auto [end, error] =
       std::from_chars(digits.data(), digits.data() + digits.size(), object.size);
   if (digits.empty() || digits.front() < '0' || digits.front() > '9' ||
@@ -349,7 +336,7 @@ ListedObject ReadObject(const Element& contents, std::size_t index, bool url_enc
 }
 
 bool ReadTruncated(const Element& element) {
-  const std::string_view text = TrimSpace(LeafText(element));
+  const std::string_view text = TrimBlank(LeafText(element));
   if (text == "true") return true;
   if (text == "false") return false;
   FailList("<IsTruncated> is " + Quote(element.text) + "; expected true or false");
@@ -368,7 +355,7 @@ ListPage ParseListObjectsV2(std::string_view xml) {
   }
   bool url_encoded = false;
   if (const Element* encoding = OnlyChild(root, "EncodingType")) {
-    const std::string_view type = TrimSpace(LeafText(*encoding));
+    const std::string_view type = TrimBlank(LeafText(*encoding));
     if (type != "url") FailList("unknown <EncodingType> " + Quote(type) + "; expected url");
     url_encoded = true;
   }
@@ -402,7 +389,7 @@ std::optional<ErrorResponse> ParseErrorResponse(std::string_view xml) {
     const Element* code = OnlyChild(root, "Code");
     if (code == nullptr || !code->children.empty()) return std::nullopt;
     ErrorResponse error;
-    error.code = TrimSpace(code->text);
+    error.code = TrimBlank(code->text);
     if (error.code.empty()) return std::nullopt;
     const Element* message = OnlyChild(root, "Message");
     if (message != nullptr && message->children.empty()) error.message = message->text;

@@ -1,16 +1,13 @@
 #include "tessera/storage/s3_store.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <cstring>
-#include <functional>
 #include <limits>
-#include <mutex>
-#include <thread>
 #include <utility>
 
 #include "s3_client.hpp"
 #include "s3_config.hpp"
+#include "s3_deletes.hpp"
+#include "s3_listing.hpp"
 #include "s3_response.hpp"
 #include "s3_url.hpp"
 #include "tessera/core/errors.hpp"
@@ -23,90 +20,119 @@ using s3::S3Client;
 using s3::S3Request;
 using s3::S3Response;
 
-bool IsNoSuchBucket(const S3Response& response) {
-  const auto error = s3::ParseErrorResponse(response.text);
-  return error && error->code == "NoSuchBucket";
+constexpr std::int64_t kMaxOffset = std::numeric_limits<std::int64_t>::max();
+
+// What a HEAD of an object says.
+struct ObjectHead {
+  std::int64_t size = 0;
+  std::string etag;  // as sent; "" when none
+};
+
+// The object's size and ETag; nullopt when it is absent. Throws StorageError for a failed
+// HEAD, and for a 200 without a Content-Length (no size is no 0 bytes).
+std::optional<ObjectHead> HeadObject(const S3Client& client, const std::string& object_key) {
+  S3Request request;
+  request.method = "HEAD";
+  request.key = object_key;
+  const S3Response response = client.Perform(request);
+  if (response.status == 404) return std::nullopt;
+  if (response.status != 200) s3::ThrowResponseError(client, request, response);
+  if (response.content_length < 0) {
+    throw StorageError("S3 " + client.Describe(request) +
+                       ": HTTP 200 without a Content-Length, so the value's size is unknown; "
+                       "an S3 service always sends one: check the endpoint (AWS_ENDPOINT_URL)");
+  }
+  return ObjectHead{response.content_length, response.etag};
 }
+
+// A strong ETag names one version. A weak one (W/"...") says only that two versions are
+// alike, and If-Match never matches it (RFC 9110 13.1.1 compares strongly), so a read
+// pinned by it would always fail.
+bool IsStrongEtag(const std::string& etag) { return !etag.empty() && !etag.starts_with("W/"); }
 
 // The whole size from a Content-Range header, "bytes 0-9/443" or "bytes */443".
 std::optional<std::int64_t> RangeTotal(const std::string& content_range) {
   const std::size_t slash = content_range.rfind('/');
   if (slash == std::string::npos || slash + 1 >= content_range.size()) return std::nullopt;
   std::int64_t total = 0;
-  for (std::size_t i = slash + 1; i < content_range.size(); ++i) {
-    const char c = content_range[i];
-    if (c < '0' || c > '9' || total > std::numeric_limits<std::int64_t>::max() / 10 - 9) {
-      return std::nullopt;
-    }
+  for (std::size_t at = slash + 1; at < content_range.size(); ++at) {
+    const char c = content_range[at];
+    if (c < '0' || c > '9' || total > kMaxOffset / 10 - 9) return std::nullopt;
     total = total * 10 + (c - '0');
   }
   return total;
 }
 
-// One page after another of ListObjectsV2 under `object_prefix`.
-void ForEachListPage(const S3Client& client, const std::string& object_prefix, bool by_folder,
-                     const std::function<void(const s3::ListPage&)>& page_fn) {
-  std::string token;
-  do {
-    S3Request request;
-    request.method = "GET";
-    request.listed_prefix = object_prefix;
-    request.query =
-        (token.empty() ? "" : "continuation-token=" + s3::UriEncode(token, false) + "&") +
-        (by_folder ? "delimiter=%2F&" : "") + "list-type=2" +
-        (object_prefix.empty() ? "" : "&prefix=" + s3::UriEncode(object_prefix, false));
-    const S3Response response = client.Perform(request);
-    if (response.status != 200) s3::ThrowResponseError(client, request, response);
-    s3::ListPage page;
-    try {
-      page = s3::ParseListObjectsV2(response.text);
-    } catch (const FormatError& error) {
-      throw StorageError("S3 " + client.Describe(request) +
-                         ": the listing could not be read: " + error.what());
-    }
-    page_fn(page);
-    token = page.truncated ? page.next_continuation_token : std::string();
-  } while (!token.empty());
+// The Range header of `length` > 0 bytes from `start`: "bytes=START-LAST".
+// REQUIRES: 0 <= start <= kMaxOffset - length.
+std::string RangeHeader(std::int64_t start, std::int64_t length) {
+  return "bytes=" + std::to_string(start) + "-" + std::to_string(start + length - 1);
 }
 
-// A value pinned by its ETag: each read is a ranged GET of that version only.
+[[noreturn]] void ThrowValueChanged(const S3Client& client, const S3Request& request,
+                                    const std::string& how) {
+  throw StorageError("S3 " + client.Describe(request) +
+                     ": the value changed or was removed while being read (" + how +
+                     "); another program is writing the store: read again once it is done");
+}
+
+// One ranged GET of `request` (its Range naming out.size() bytes) into `out`; the caller
+// reads the status. Throws StorageError when the server ignored the Range (HTTP 200: the
+// whole value would come, memory nobody projected); the body is then left unread.
+S3Response GetRange(const S3Client& client, const S3Request& request, std::span<std::byte> out) {
+  const auto length = static_cast<std::int64_t>(out.size());
+  const BodyTarget target = [&](long status, std::int64_t size) -> std::span<std::byte> {
+    if (status == 206 && size == length) return out;
+    return {};
+  };
+  S3Response response = client.Perform(request, &target);
+  if (response.status == 200) {
+    throw StorageError(
+        "S3 " + client.Describe(request) + ": the server ignored the Range header (" +
+        request.range + ") and answered HTTP 200 with the whole value" +
+        (response.content_length >= 0 ? " (" + std::to_string(response.content_length) + " bytes)"
+                                      : std::string()) +
+        "; shards are read by byte ranges, so the S3 store needs a service that answers them "
+        "(HTTP 206 Partial Content)");
+  }
+  return response;
+}
+
+// Throws StorageError when a 206 `response` brought other than `length` bytes.
+void CheckRangeBody(const S3Client& client, const S3Request& request, const S3Response& response,
+                    std::int64_t length) {
+  if (response.status == 206 && !response.refused) return;
+  throw StorageError("S3 " + client.Describe(request) + ": the server sent " +
+                     std::to_string(response.content_length) + " bytes (Content-Range \"" +
+                     response.content_range + "\") for a range of " + std::to_string(length));
+}
+
+// A value pinned by its strong ETag: each read is a ranged GET of that version only.
 class S3OpenedValue final : public OpenedValue {
  public:
-  S3OpenedValue(std::shared_ptr<const S3Client> client, std::string object_key, std::string etag,
-                std::int64_t size)
-      : client_(std::move(client)),
-        object_key_(std::move(object_key)),
-        etag_(std::move(etag)),
-        size_(size) {}
+  S3OpenedValue(std::shared_ptr<const S3Client> client, std::string object_key, ObjectHead head)
+      : client_(std::move(client)), object_key_(std::move(object_key)), head_(std::move(head)) {}
 
-  std::int64_t size() const override { return size_; }
+  std::int64_t size() const override { return head_.size; }
   void ReadAt(std::int64_t start, std::span<std::byte> out) const override {
     if (out.empty()) return;
+    const auto length = static_cast<std::int64_t>(out.size());
     S3Request request;
     request.key = object_key_;
-    request.range = "bytes=" + std::to_string(start) + "-" +
-                    std::to_string(start + static_cast<std::int64_t>(out.size()) - 1);
-    request.if_match = etag_;
-    const BodyTarget target = [&](long status, std::int64_t size) -> std::span<std::byte> {
-      if (status == 206 && size == static_cast<std::int64_t>(out.size())) return out;
-      return {};
-    };
-    const S3Response response = client_->Perform(request, &target);
-    if (response.status == 206 && !response.refused) return;
+    request.range = RangeHeader(start, length);
+    request.if_match = head_.etag;
+    const S3Response response = GetRange(*client_, request, out);
     if (response.status == 412 || response.status == 404) {
-      throw StorageError("S3 " + client_->Describe(request) +
-                         ": the value changed or was removed while being read (HTTP " +
-                         std::to_string(response.status) +
-                         "); another program is writing the store: read again once it is done");
+      ThrowValueChanged(*client_, request, "HTTP " + std::to_string(response.status));
     }
-    s3::ThrowResponseError(*client_, request, response);
+    if (response.status != 206) s3::ThrowResponseError(*client_, request, response);
+    CheckRangeBody(*client_, request, response, length);
   }
 
  private:
   std::shared_ptr<const S3Client> client_;
   std::string object_key_;
-  std::string etag_;
-  std::int64_t size_;
+  ObjectHead head_;
 };
 
 }  // namespace
@@ -120,11 +146,12 @@ std::shared_ptr<S3Store> S3Store::Open(std::string_view url, Options options) {
                                                  location.bucket, client_options);
   auto store = std::make_shared<S3Store>(std::move(client), location.prefix);
   if (options.check_access) {
+    s3::ListObjectsOptions first_key;
+    first_key.prefix = store->prefix_;
+    first_key.max_keys = 1;
     S3Request request;
     request.listed_prefix = store->prefix_;
-    request.query = "list-type=2&max-keys=1";
-    if (!location.prefix.empty())
-      request.query += "&prefix=" + s3::UriEncode(store->prefix_, false);
+    request.query = s3::ListObjectsQuery(first_key);
     const S3Response response = store->client_->Perform(request);
     if (response.status != 200) s3::ThrowResponseError(*store->client_, request, response);
   }
@@ -147,11 +174,10 @@ std::int64_t S3Store::requests_sent() const { return client_->requests_sent(); }
 
 std::optional<Buffer> S3Store::Get(std::string_view key) const {
   std::optional<Buffer> value;
-  const auto size =
-      ReadBounded(key, std::numeric_limits<std::int64_t>::max(), [&value](std::int64_t bytes) {
-        value.emplace(bytes);
-        return value->span();
-      });
+  const auto size = ReadBounded(key, kMaxOffset, [&value](std::int64_t bytes) {
+    value.emplace(bytes);
+    return value->span();
+  });
   if (!size) return std::nullopt;
   return value;
 }
@@ -167,7 +193,7 @@ std::optional<std::int64_t> S3Store::ReadBounded(std::string_view key, std::int6
     return destination(size);
   };
   const S3Response response = client_->Perform(request, &target);
-  if (response.status == 404 && !IsNoSuchBucket(response)) return std::nullopt;
+  if (response.status == 404 && !s3::IsNoSuchBucket(response)) return std::nullopt;
   if (response.status != 200) s3::ThrowResponseError(*client_, request, response);
   return seen;
 }
@@ -177,26 +203,38 @@ std::optional<std::int64_t> S3Store::ReadRange(std::string_view key, std::int64_
   const auto length = static_cast<std::int64_t>(out.size());
   S3Request request;
   request.key = ObjectKey(key);
-  if (length == 0 || (offset < 0 && -offset != length)) {
-    // HTTP has no empty range, and a suffix range reads to the end: size first.
-    const std::optional<std::int64_t> size = SizeOf(key);
-    if (!size) return std::nullopt;
-    const std::int64_t start = RangeStart(offset, length, *size, DescribeKey(key));
-    if (length == 0) return size;
+  // A Range names a first and last byte ("bytes=4-7") or a suffix ("bytes=-4"). An empty
+  // range, a negative offset that stops short of the end, or one past the largest offset
+  // has no such name: the size comes first (HEAD), then the range of that one version.
+  const bool plain_range =
+      length > 0 &&
+      (offset >= 0 ? offset <= kMaxOffset - length
+                   : offset != std::numeric_limits<std::int64_t>::min() && -offset == length);
+  std::optional<std::int64_t> head_size;
+  if (!plain_range) {
+    const std::optional<ObjectHead> head = HeadObject(*client_, request.key);
+    if (!head) return std::nullopt;
+    // Throws, naming the sizes, when the range does not lie inside the value.
+    const std::int64_t start = RangeStart(offset, length, head->size, DescribeKey(key));
+    if (length == 0) return head->size;
     offset = start;
+    head_size = head->size;
+    // The GET must read the version the HEAD sized: pinned by its ETag where it has a
+    // strong one, else checked by the total size the GET reports.
+    if (IsStrongEtag(head->etag)) request.if_match = head->etag;
   }
-  request.range =
-      offset < 0 ? "bytes=" + std::to_string(offset)
-                 : "bytes=" + std::to_string(offset) + "-" + std::to_string(offset + length - 1);
-  const BodyTarget target = [&](long status, std::int64_t size) -> std::span<std::byte> {
-    if (status == 206 && size == length) return out;
-    return {};
-  };
-  const S3Response response = client_->Perform(request, &target);
-  if (response.status == 404 && !IsNoSuchBucket(response)) return std::nullopt;
-  if (response.status == 200) return Store::ReadRange(key, offset, out);  // Range ignored
+  request.range = offset < 0 ? "bytes=" + std::to_string(offset) : RangeHeader(offset, length);
+  const S3Response response = GetRange(*client_, request, out);
+  if (response.status == 404 && !s3::IsNoSuchBucket(response)) {
+    if (head_size) ThrowValueChanged(*client_, request, "removed after its HEAD");
+    return std::nullopt;
+  }
+  if (response.status == 412) ThrowValueChanged(*client_, request, "its ETag changed: HTTP 412");
   if (response.status != 206 && response.status != 416) {
     s3::ThrowResponseError(*client_, request, response);
+  }
+  if (head_size && response.status == 416) {
+    ThrowValueChanged(*client_, request, "it shrank after its HEAD: HTTP 416");
   }
   std::optional<std::int64_t> total = RangeTotal(response.content_range);
   // A 416 need not say the size (S3 puts it in its XML, moto nowhere): asked for.
@@ -206,26 +244,23 @@ std::optional<std::int64_t> S3Store::ReadRange(std::string_view key, std::int64_
                        std::to_string(response.status) + " without a readable Content-Range (\"" +
                        response.content_range + "\")");
   }
+  if (head_size && *total != *head_size) {
+    ThrowValueChanged(*client_, request,
+                      "its HEAD said " + std::to_string(*head_size) + " bytes, its GET " +
+                          std::to_string(*total));
+  }
   // Throws, naming the sizes, when the range does not lie inside the value.
   RangeStart(offset, length, *total, DescribeKey(key));
-  if (response.refused || response.status != 206) {
-    throw StorageError("S3 " + client_->Describe(request) + ": the server sent " +
-                       std::to_string(response.content_length) + " bytes for a range of " +
-                       std::to_string(length));
-  }
+  CheckRangeBody(*client_, request, response, length);
   return total;
 }
 
 std::unique_ptr<OpenedValue> S3Store::OpenForReads(std::string_view key) const {
-  S3Request request;
-  request.method = "HEAD";
-  request.key = ObjectKey(key);
-  const S3Response response = client_->Perform(request);
-  if (response.status == 404) return nullptr;
-  if (response.status != 200) s3::ThrowResponseError(*client_, request, response);
-  if (response.etag.empty()) return nullptr;  // nothing to pin by: each read on its own
-  return std::make_unique<S3OpenedValue>(client_, request.key, response.etag,
-                                         std::max<std::int64_t>(response.content_length, 0));
+  std::string object_key = ObjectKey(key);
+  std::optional<ObjectHead> head = HeadObject(*client_, object_key);
+  // Without a strong ETag there is nothing to pin by: each read is then one of its own.
+  if (!head || !IsStrongEtag(head->etag)) return nullptr;
+  return std::make_unique<S3OpenedValue>(client_, std::move(object_key), std::move(*head));
 }
 
 void S3Store::Set(std::string_view key, std::span<const std::byte> value) {
@@ -245,30 +280,44 @@ bool S3Store::Erase(std::string_view key) {
   request.method = "DELETE";
   request.key = ObjectKey(key);
   const S3Response response = client_->Perform(request);
-  if (response.status == 404 && !IsNoSuchBucket(response)) return false;
+  if (response.status == 404 && !s3::IsNoSuchBucket(response)) return false;
   if (response.status != 204 && response.status != 200) {
     s3::ThrowResponseError(*client_, request, response);
   }
   return true;
 }
 
+std::int64_t S3Store::EraseKeys(std::span<const std::string> keys) {
+  std::vector<std::string> object_keys;
+  object_keys.reserve(keys.size());
+  for (const std::string& key : keys) object_keys.push_back(ObjectKey(key));  // all checked first
+  return s3::DeleteObjects(*client_, object_keys);
+}
+
 std::vector<std::string> S3Store::List(std::string_view prefix) const {
   std::vector<std::string> keys;
-  ForEachListPage(*client_, prefix_ + std::string(prefix), /*by_folder=*/false,
-                  [&](const s3::ListPage& page) {
-                    for (const s3::ListedObject& object : page.objects) {
-                      if (!object.key.starts_with(prefix_)) continue;
-                      std::string key = object.key.substr(prefix_.size());
-                      try {
-                        ValidateKey(key);  // "dir/" markers and the like are no keys
-                      } catch (const InvalidArgument&) {
-                        continue;
-                      }
-                      keys.push_back(std::move(key));
-                    }
-                  });
-  std::sort(keys.begin(), keys.end());
+  for (ListedKey& listed : ListWithSizes(prefix)) keys.push_back(std::move(listed.key));
   return keys;
+}
+
+std::vector<ListedKey> S3Store::ListWithSizes(std::string_view prefix) const {
+  std::vector<ListedKey> listed;
+  s3::ForEachListPage(*client_, prefix_ + std::string(prefix), /*by_folder=*/false,
+                      [&](const s3::ListPage& page) {
+                        for (const s3::ListedObject& object : page.objects) {
+                          if (!object.key.starts_with(prefix_)) continue;
+                          std::string key = object.key.substr(prefix_.size());
+                          try {
+                            ValidateKey(key);  // "dir/" markers and the like are no keys
+                          } catch (const InvalidArgument&) {
+                            continue;
+                          }
+                          listed.push_back({std::move(key), object.size});
+                        }
+                      });
+  std::sort(listed.begin(), listed.end(),
+            [](const ListedKey& a, const ListedKey& b) { return a.key < b.key; });
+  return listed;
 }
 
 std::vector<std::string> S3Store::ListFolder(std::string_view folder) const {
@@ -281,7 +330,7 @@ std::vector<std::string> S3Store::ListFolder(std::string_view folder) const {
     if (name.empty() || name.find('/') != std::string_view::npos) return;
     names.emplace_back(name);
   };
-  ForEachListPage(*client_, object_prefix, /*by_folder=*/true, [&](const s3::ListPage& page) {
+  s3::ForEachListPage(*client_, object_prefix, /*by_folder=*/true, [&](const s3::ListPage& page) {
     for (const s3::ListedObject& object : page.objects) add(object.key);
     for (const std::string& common : page.common_prefixes) add(common);
   });
@@ -291,13 +340,9 @@ std::vector<std::string> S3Store::ListFolder(std::string_view folder) const {
 }
 
 std::optional<std::int64_t> S3Store::SizeOf(std::string_view key) const {
-  S3Request request;
-  request.method = "HEAD";
-  request.key = ObjectKey(key);
-  const S3Response response = client_->Perform(request);
-  if (response.status == 404) return std::nullopt;
-  if (response.status != 200) s3::ThrowResponseError(*client_, request, response);
-  return std::max<std::int64_t>(response.content_length, 0);
+  const std::optional<ObjectHead> head = HeadObject(*client_, ObjectKey(key));
+  if (!head) return std::nullopt;
+  return head->size;
 }
 
 std::int64_t S3Store::EraseAll() {
@@ -305,40 +350,12 @@ std::int64_t S3Store::EraseAll() {
     throw InvalidArgument("S3: refusing to erase every object of the bucket " + url_ +
                           "; name a prefix below it");
   }
-  std::vector<std::string> keys;
-  ForEachListPage(*client_, prefix_, /*by_folder=*/false, [&](const s3::ListPage& page) {
-    for (const s3::ListedObject& object : page.objects) keys.push_back(object.key);
+  // Every key is listed first, then all are deleted, kParallelDeletes at a time.
+  std::vector<std::string> object_keys;
+  s3::ForEachListPage(*client_, prefix_, /*by_folder=*/false, [&](const s3::ListPage& page) {
+    for (const s3::ListedObject& object : page.objects) object_keys.push_back(object.key);
   });
-  // Several DELETEs in flight at once: a work directory can hold many thousand chunks.
-  std::atomic<std::size_t> next{0};
-  std::atomic<std::int64_t> removed{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  const auto worker = [&] {
-    for (std::size_t i = next++; i < keys.size(); i = next++) {
-      S3Request request;
-      request.method = "DELETE";
-      request.key = keys[i];
-      try {
-        const S3Response response = client_->Perform(request);
-        if (response.status == 204 || response.status == 200) {
-          ++removed;
-        } else if (response.status != 404) {
-          s3::ThrowResponseError(*client_, request, response);
-        }
-      } catch (...) {
-        const std::lock_guard lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-      }
-    }
-  };
-  const std::size_t threads = std::min<std::size_t>(16, keys.size());
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-  if (threads > 0) worker();
-  for (std::thread& thread : pool) thread.join();
-  if (failure) std::rethrow_exception(failure);
-  return removed;
+  return s3::DeleteObjects(*client_, object_keys);
 }
 
 }  // namespace tessera

@@ -5,7 +5,7 @@
 //
 // ParseS3Url throws InvalidArgument naming the URL and what is wrong: no bucket, a bucket
 // name S3 refuses, or a prefix ValidateKey refuses ("..", "//", ...). A trailing '/' is
-// dropped; an empty prefix is the bucket's root.
+// dropped; an empty prefix is the bucket's root. Stateless; safe to call from any thread.
 #pragma once
 
 #include <string>
@@ -21,14 +21,24 @@ struct S3Location {
 
   // "s3://bucket/prefix" (or "s3://bucket").
   std::string Url() const;
-  // The object key of `key` below the prefix.
-  std::string ObjectKey(std::string_view key) const;
 };
 
-// True when `path` starts with "s3://".
+// True when `path` starts with "s3://" in any case ("S3://" too): such a path names an
+// object store, never a local directory. ParseS3Url then accepts only the lower-case
+// spelling, so that every layer compares one spelling of a location.
 bool IsS3Url(std::string_view path);
 
+// Also refuses user information ("s3://KEY:SECRET@bucket/x"; credentials come from the
+// environment, never the URL): a URL holding '@' whose text up to the first '/' after
+// "s3://" is no bucket name (a secret may hold '/') is refused quoting only what follows
+// its last '@'.
 S3Location ParseS3Url(std::string_view url);
+
+// True when virtual-hosted addressing (https://BUCKET.HOST/KEY) can name `bucket`: a DNS
+// label of lower-case letters, digits and '-' that starts and ends with a letter or digit.
+// Dots would break the TLS name check (*.s3.amazonaws.com covers one label), and legacy
+// names with upper case or '_' are no host names.
+bool IsDnsSafeBucket(std::string_view bucket);
 
 // RFC 3986 percent-encoding as SigV4 canonicalizes it: every byte but A-Z a-z 0-9 - _ . ~
 // (and '/' when keep_slash) as %XX with upper-case hex digits.

@@ -53,6 +53,22 @@ std::vector<std::string> Store::ListFolder(std::string_view folder) const {
   return names;
 }
 
+std::int64_t Store::EraseKeys(std::span<const std::string> keys) {
+  for (const std::string& key : keys) ValidateKey(key);
+  std::int64_t removed = 0;
+  for (const std::string& key : keys) removed += Erase(key) ? 1 : 0;
+  return removed;
+}
+
+std::vector<ListedKey> Store::ListWithSizes(std::string_view prefix) const {
+  std::vector<ListedKey> listed;
+  for (std::string& key : List(prefix)) {
+    const std::optional<std::int64_t> size = SizeOf(key);
+    if (size) listed.push_back({std::move(key), *size});
+  }
+  return listed;
+}
+
 void ValidateKey(std::string_view key) {
   if (key.empty()) {
     ThrowBadKey(key, "the key is empty", "name an entry, e.g. \".zarray\" or \"0.0\"");

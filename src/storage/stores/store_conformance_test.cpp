@@ -183,6 +183,38 @@ TEST_P(StoreConformanceTest, ListIsSortedAndFiltersByPlainPrefix) {
   for (const std::string& key : keys) EXPECT_EQ(Text(*store().Get(key)), key);
 }
 
+// The listing with sizes is what List then SizeOf of each key gives.
+TEST_P(StoreConformanceTest, ListWithSizesGivesEachKeysSize) {
+  const std::vector<std::string> keys = {"c/1", "c/0", "c/sub/2", "cx", "d", "empty"};
+  for (const std::string& key : keys) {
+    store().Set(key, key == "empty" ? std::string_view() : std::string_view(key));
+  }
+  const std::vector<ListedKey> all = store().ListWithSizes("");
+  std::vector<ListedKey> expected;
+  for (const std::string& key : store().List("")) expected.push_back({key, *store().SizeOf(key)});
+  EXPECT_EQ(all, expected);
+  EXPECT_EQ(store().ListWithSizes("c/"),
+            (std::vector<ListedKey>{{"c/0", 3}, {"c/1", 3}, {"c/sub/2", 7}}));
+  EXPECT_EQ(store().ListWithSizes("empty"), (std::vector<ListedKey>{{"empty", 0}}));
+  EXPECT_TRUE(store().ListWithSizes("nothing").empty());
+}
+
+TEST_P(StoreConformanceTest, EraseKeysRemovesEveryKeyGiven) {
+  for (const std::string key : {"a", "b", "c/d", "c/e"}) store().Set(key, std::string_view(key));
+  EXPECT_EQ(store().EraseKeys({}), 0);
+  const std::vector<std::string> erased = {"a", "c/d", "missing", "c/e"};
+  const std::int64_t removed = store().EraseKeys(erased);
+  // Exact where the store can tell an absent key; S3's DELETE cannot (at most one more).
+  EXPECT_GE(removed, 3);
+  EXPECT_LE(removed, 4);
+  EXPECT_EQ(store().List(""), std::vector<std::string>{"b"});
+  EXPECT_FALSE(store().Contains("c/d"));
+  // A bad key among them is refused before any key is removed.
+  const std::vector<std::string> with_bad_key = {"b", "../escape"};
+  EXPECT_THROW(store().EraseKeys(with_bad_key), InvalidArgument);
+  EXPECT_TRUE(store().Contains("b"));
+}
+
 TEST_P(StoreConformanceTest, ListFolderGivesOneLevelOfNames) {
   const std::vector<std::string> keys = {"xy",        "0.1",   "x/0/1", ".zarray",
                                          "x/.zarray", "y/z/w", "x/0/0"};

@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "chunk_codec.hpp"
 #include "chunk_key.hpp"
@@ -216,16 +217,18 @@ void ZarrArray::RemoveChunks() const {
   // Chunks of a previous array at this path would read as this array's data (or as
   // corrupt chunks): remove them first, as zarr-python's mode="w" clears the path.
   const std::string prefix = path_.empty() ? std::string() : path_ + "/";
-  for (const std::string& key : store_->List(prefix)) {
-    if (zarr_detail::LooksLikeChunkKey(std::string_view(key).substr(prefix.size())))
-      store_->Erase(key);
-  }
+  std::vector<std::string> chunks = store_->List(prefix);
+  std::erase_if(chunks, [&prefix](const std::string& key) {
+    return !zarr_detail::LooksLikeChunkKey(std::string_view(key).substr(prefix.size()));
+  });
+  // Many at once, no HEAD first where the store can (an object store's DELETEs).
+  store_->EraseKeys(chunks);
 }
 
 void ZarrArray::Clear() const {
-  store_->Erase(JoinKey(path_, kNodeDocument));
-  store_->Erase(JoinKey(path_, kArrayDocument));
-  store_->Erase(JoinKey(path_, kAttributesDocument));
+  const std::string documents[] = {JoinKey(path_, kNodeDocument), JoinKey(path_, kArrayDocument),
+                                   JoinKey(path_, kAttributesDocument)};
+  store_->EraseKeys(documents);  // first: the array stops reading as complete
   RemoveChunks();
 }
 
@@ -240,14 +243,15 @@ void ZarrArray::Publish() const {
     target.Set(JoinKey(path_, kNodeDocument), std::string_view(metadata_text));
     return;
   }
+  // .zarray last: it makes the array readable, so .zattrs must be right before it is.
   const std::string metadata_text = ZarrMetadataToJson(metadata_);
   target.Erase(JoinKey(path_, kNodeDocument));
-  target.Set(JoinKey(path_, kArrayDocument), std::string_view(metadata_text));
   if (attributes_ != ZarrAttributes{}) {
     target.Set(attributes_key, std::string_view(ZarrAttributesToJson(attributes_)));
   } else {
     target.Erase(attributes_key);  // a stale .zattrs would describe another array
   }
+  target.Set(JoinKey(path_, kArrayDocument), std::string_view(metadata_text));
 }
 
 std::string ZarrArray::ChunkKey(std::span<const Index> block) const {
@@ -448,16 +452,15 @@ std::optional<std::int64_t> ZarrArray::StoredChunkSize(std::span<const Index> bl
 ZarrArray::StoredChunks ZarrArray::CountStoredChunks() const {
   const std::string prefix = path_.empty() ? std::string() : path_ + "/";
   StoredChunks result;
-  for (const std::string& key : store_->List(prefix)) {
-    if (!zarr_detail::IsChunkKey(std::string_view(key).substr(prefix.size()),
+  // One listing with sizes: an object store would otherwise answer one HEAD per chunk.
+  for (const ListedKey& listed : store_->ListWithSizes(prefix)) {
+    if (!zarr_detail::IsChunkKey(std::string_view(listed.key).substr(prefix.size()),
                                  metadata_.dimension_separator, metadata_.key_encoding, grid_)) {
       continue;
     }
-    if (const std::optional<std::int64_t> size = store_->SizeOf(key)) {
-      ++result.count;
-      result.bytes += *size;
-      result.largest = std::max(result.largest, *size);
-    }
+    ++result.count;
+    result.bytes += listed.size;
+    result.largest = std::max(result.largest, listed.size);
   }
   return result;
 }

@@ -478,6 +478,119 @@ TEST(ZarrArrayTest, CountStoredChunksIgnoresForeignKeys) {
   }
 }
 
+// A memory store recording what the array asks of it: sizes, removals, writes in order.
+class RecordingStore final : public Store {
+ public:
+  std::optional<Buffer> Get(std::string_view key) const override { return values_->Get(key); }
+  std::optional<std::int64_t> ReadBounded(std::string_view key, std::int64_t max_size,
+                                          const Destination& destination) const override {
+    return values_->ReadBounded(key, max_size, destination);
+  }
+  using Store::Set;
+  void Set(std::string_view key, std::span<const std::byte> value) override {
+    values_->Set(key, value);
+    sets.emplace_back(key);
+  }
+  bool Erase(std::string_view key) override {
+    erased.emplace_back(key);
+    return values_->Erase(key);
+  }
+  std::int64_t EraseKeys(std::span<const std::string> keys) override {
+    erase_batches.emplace_back(keys.begin(), keys.end());
+    return values_->EraseKeys(keys);
+  }
+  std::vector<std::string> List(std::string_view prefix) const override {
+    return values_->List(prefix);
+  }
+  std::vector<ListedKey> ListWithSizes(std::string_view prefix) const override {
+    ++listings_with_sizes;
+    return values_->ListWithSizes(prefix);
+  }
+  std::optional<std::int64_t> SizeOf(std::string_view key) const override {
+    ++sizes_asked;
+    return values_->SizeOf(key);
+  }
+  std::string Describe() const override { return "recording store"; }
+
+  void Forget() {
+    sets.clear();
+    erased.clear();
+    erase_batches.clear();
+    listings_with_sizes = 0;
+    sizes_asked = 0;
+  }
+
+  std::vector<std::string> sets;                        // keys written, in order
+  std::vector<std::string> erased;                      // keys given to Erase
+  std::vector<std::vector<std::string>> erase_batches;  // what each EraseKeys got
+  mutable int listings_with_sizes = 0;
+  mutable int sizes_asked = 0;
+
+ private:
+  std::shared_ptr<MemoryStore> values_ = MemoryStore::Create();
+};
+
+// An object store would answer one HEAD per chunk: the sizes come from one listing.
+TEST(ZarrArrayTest, CountStoredChunksTakesTheSizesFromTheListing) {
+  const auto store = std::make_shared<RecordingStore>();
+  const ZarrArray array = ZarrArray::Create(store, "a", MakeMetadata({10, 10}, {4, 4}, uint8));
+  std::mt19937_64 rng(testing::TestSeed() + 7);
+  array.WriteBlock(Shape{0, 0}, RandomArray({4, 4}, uint8, rng));
+  array.WriteBlock(Shape{2, 2}, RandomArray({2, 2}, uint8, rng));
+  store->Forget();
+  const ZarrArray::StoredChunks stored = array.CountStoredChunks();
+  EXPECT_EQ(stored.count, 2);
+  EXPECT_EQ(stored.bytes,
+            *array.StoredChunkSize(Shape{0, 0}) + *array.StoredChunkSize(Shape{2, 2}));
+  EXPECT_EQ(store->listings_with_sizes, 1);
+  EXPECT_EQ(store->sizes_asked, 2) << "only the two StoredChunkSize calls above";
+}
+
+// An earlier array's chunks go in one EraseKeys (parallel DELETEs on S3, no HEAD each).
+TEST(ZarrArrayTest, CreateRemovesAnEarlierArraysChunksInOneBatch) {
+  const auto store = std::make_shared<RecordingStore>();
+  const ZarrArray old = ZarrArray::Create(store, "a", MakeMetadata({8}, {2}, uint8));
+  std::mt19937_64 rng(testing::TestSeed() + 8);
+  for (Index block = 0; block < 4; ++block)
+    old.WriteBlock(Shape{block}, RandomArray({2}, uint8, rng));
+  store->Set("a/notes.txt", std::string_view("kept"));
+  store->Forget();
+  ZarrArray::Create(store, "a", MakeMetadata({8}, {4}, uint8));
+  ASSERT_EQ(store->erase_batches.size(), 1u);
+  EXPECT_EQ(store->erase_batches[0], (std::vector<std::string>{"a/0", "a/1", "a/2", "a/3"}));
+  for (const std::string& key : store->erased) EXPECT_FALSE(key.starts_with("a/0")) << key;
+  EXPECT_TRUE(store->Contains("a/notes.txt"));
+  EXPECT_EQ(store->List("a/"), (std::vector<std::string>{"a/.zarray", "a/notes.txt"}));
+}
+
+TEST(ZarrArrayTest, ClearRemovesTheDocumentsBeforeTheChunks) {
+  const auto store = std::make_shared<RecordingStore>();
+  const ZarrArray array = ZarrArray::Create(store, "a", MakeMetadata({4}, {2}, uint8),
+                                            ZarrAttributes{.dimension_names = {"x"}});
+  std::mt19937_64 rng(testing::TestSeed() + 9);
+  array.WriteBlock(Shape{1}, RandomArray({2}, uint8, rng));
+  store->Forget();
+  array.Clear();
+  ASSERT_EQ(store->erase_batches.size(), 2u);
+  EXPECT_EQ(store->erase_batches[0],
+            (std::vector<std::string>{"a/zarr.json", "a/.zarray", "a/.zattrs"}));
+  EXPECT_EQ(store->erase_batches[1], std::vector<std::string>{"a/1"});
+  EXPECT_TRUE(store->List("").empty());
+}
+
+// The document that makes an array readable is written last: .zarray after .zattrs, so
+// no reader sees the new array with the old (or no) attributes.
+TEST(ZarrArrayTest, PublishWritesTheArrayDocumentLast) {
+  const auto store = std::make_shared<RecordingStore>();
+  ZarrArray::Create(store, "v2", MakeMetadata({4}, {2}, uint8),
+                    ZarrAttributes{.dimension_names = {"x"}});
+  EXPECT_EQ(store->sets, (std::vector<std::string>{"v2/.zattrs", "v2/.zarray"}));
+  store->Forget();
+  ZarrArray::Create(store, "v2", MakeMetadata({4}, {2}, uint8));  // no attributes now
+  EXPECT_EQ(store->sets, std::vector<std::string>{"v2/.zarray"});
+  EXPECT_FALSE(store->Contains("v2/.zattrs")) << "a stale .zattrs is removed";
+}
+
 // ---- metadata, attributes and groups ------------------------------------------------
 
 TEST(ZarrArrayTest, CreateWritesAttributesOnlyWhenGiven) {
