@@ -49,12 +49,7 @@ void BindSpec(nb::module_& m) {
             if (!reserved_mem.is_none())
               spec->set("reserved_mem", SizeText(reserved_mem, "reserved_mem"));
             if (!total_mem.is_none()) spec->set("total_mem", SizeText(total_mem, "total_mem"));
-            if (!local_disk.is_none()) {
-              spec->set("local_disk", nb::isinstance<nb::str>(local_disk) &&
-                                              nb::cast<std::string>(local_disk) == "auto"
-                                          ? std::string("auto")
-                                          : SizeText(local_disk, "local_disk"));
-            }
+            if (!local_disk.is_none()) spec->set("local_disk", SizeText(local_disk, "local_disk"));
             spec->executor = executor;
             if (!max_workers.is_none()) spec->max_workers = nb::cast<int>(max_workers);
             if (!history.is_none()) spec->history = nb::cast<std::string>(nb::str(history));
@@ -117,7 +112,11 @@ void BindSpec(nb::module_& m) {
             spec.allowed_mem_is_auto() ? "'auto'" : "'" + format_bytes(spec.allowed_mem) + "'";
         return "Spec(allowed_mem=" + allowed + ", reserved_mem='" +
                format_bytes(spec.reserved_mem) + "', executor='" + spec.executor + "'" +
-               (spec.work_dir.empty() ? std::string() : ", work_dir='" + spec.work_dir + "'") + ")";
+               (spec.work_dir.empty() ? std::string() : ", work_dir='" + spec.work_dir + "'") +
+               (spec.local_disk == Spec::kAutoLocalDisk
+                    ? std::string()
+                    : ", local_disk='" + format_bytes(spec.local_disk) + "'") +
+               ")";
       });
 }
 

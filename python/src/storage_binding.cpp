@@ -1,4 +1,5 @@
-// from_zarr / to_zarr for directory paths (Zarr v2 and v3, sharded or not).
+// from_zarr / to_zarr for directory paths and s3://bucket/prefix URLs (Zarr v2 and v3,
+// sharded or not).
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -21,7 +22,9 @@ std::optional<CodecConfig> CompressorOf(const std::optional<std::string>& text) 
 }  // namespace
 
 const char* const kToZarrDoc =
-    "Plans, runs and writes the array as a Zarr array at directory `store`, atomically.\n\n"
+    "Plans, runs and writes the array as a Zarr array at `store`: a directory (written beside "
+    "it and moved into place when complete) or \"s3://bucket/prefix\" (the array's metadata "
+    "written last, so that it never reads as complete before it is).\n\n"
     "zarr_format: 2 or 3; None keeps the format of the array's first stored source (3 when "
     "it reads none). shards: a sharded Zarr v3 array whose shards (multiples of the array's "
     "chunks) hold inner chunks of those chunks; tasks write whole shards. compressor: a "
@@ -61,8 +64,8 @@ void BindStorage(nb::module_& m) {
         return from_zarr(path, SpecOr(spec));
       },
       nb::arg("store"), nb::kw_only(), nb::arg("spec") = nb::none(),
-      "A lazy array of the Zarr array at `store` (a directory; Zarr v2 or v3, sharded or "
-      "not); reads only its metadata. A sharded array's chunks are its inner chunks.");
+      "A lazy array of the Zarr array at `store` (a directory or \"s3://bucket/prefix\"; Zarr "
+      "v2 or v3, sharded or not); reads only its metadata. A sharded array's chunks are its inner chunks.");
   m.def("to_zarr", &ToZarr, nb::arg("x"), nb::arg("store"), nb::kw_only(),
         nb::arg("zarr_format") = nb::none(), nb::arg("shards") = nb::none(),
         nb::arg("compressor") = "blosc-lz4", nb::arg("checksum") = false,

@@ -1,8 +1,6 @@
 #include "tessera/api/array.hpp"
 
-#include <algorithm>
 #include <utility>
-#include <vector>
 
 #include "tessera/core/errors.hpp"
 #include "tessera/exec/internal/executor.hpp"
@@ -60,8 +58,10 @@ Array OnShards(const Array& array, const Shape& shards, ZarrTarget& target) {
   return array.rechunk(shards);
 }
 
-// The target a path names: a directory, or an object store's prefix ("s3://..."), where an
-// array already there is replaced only when overwriting, and anything else never.
+// The target a path names: a directory, or a key prefix of an object store
+// ("s3://bucket/dataset.zarr/t2m": the array "t2m" in the store at "s3://bucket/dataset.zarr",
+// so that a group it is written into is the store's root). What is there already is
+// checked now (CheckStoreTarget), before any planning.
 ZarrTarget TargetAt(const std::string& path, const ToZarrOptions& options) {
   if (path.empty()) throw InvalidArgument("to_zarr: the path is empty");
   ZarrTarget target;
@@ -69,21 +69,15 @@ ZarrTarget TargetAt(const std::string& path, const ToZarrOptions& options) {
     target.directory = path;
     return target;
   }
-  target.store = OpenStore(path, {});
-  const std::vector<std::string> names = target.store->ListFolder("");
-  if (!names.empty()) {
-    const bool is_zarr = std::ranges::any_of(names, [](const std::string& name) {
-      return name == "zarr.json" || name == ".zarray" || name == ".zgroup";
-    });
-    if (!is_zarr) {
-      throw InvalidArgument("to_zarr: " + path +
-                            " holds objects that are not a Zarr array or group; refusing to "
-                            "replace them (choose another prefix or remove them)");
-    }
-    if (!options.overwrite) {
-      throw InvalidArgument("to_zarr: " + path + " already exists; remove it or allow overwriting");
-    }
+  StoreTargetLocation location;
+  try {
+    location = OpenStoreTarget(path);
+    static_cast<void>(CheckStoreTarget(*location.store, location.path, options));
+  } catch (const StorageError& error) {
+    throw StorageError("to_zarr " + path + ": the target cannot be read: " + error.what());
   }
+  target.store = std::move(location.store);
+  target.path = std::move(location.path);
   return target;
 }
 
@@ -102,7 +96,10 @@ FinalizedPlan PlanToZarr(const Array& array, ZarrTarget target, const ToZarrOpti
 }
 
 void ToZarr(const Array& array, ZarrTarget target, const ToZarrOptions& options) {
-  const std::filesystem::path directory = target.store == nullptr ? target.directory : "";
+  // Where a failed run's partial output is kept: a directory's, or an object store's.
+  const std::filesystem::path where =
+      target.store == nullptr ? target.directory
+                              : std::filesystem::path(target.store->DescribeKey(target.path));
   FinalizedPlan plan = PlanToZarr(array, std::move(target), options);
   ExecuteOptions execute = options.compute.execute;
   execute.resume = execute.resume || options.resume;
@@ -113,8 +110,7 @@ void ToZarr(const Array& array, ZarrTarget target, const ToZarrOptions& options)
     report = Execute(plan.executable_ops(), plan.spec(), execute);
   } catch (const Error& error) {
     // A failed run keeps its partial output: say where, and how to continue it.
-    if (directory.empty()) throw;
-    ThrowWithPartialOutputNote(error, directory, "to_zarr with resume = true");
+    ThrowWithPartialOutputNote(error, where, "to_zarr with resume = true");
   }
   if (options.compute.report != nullptr) *options.compute.report = std::move(report);
 }

@@ -204,9 +204,22 @@ TEST(RechunkTest, MatchesTheSourceForRandomLayouts) {
 // With an s3:// work_dir, an intermediate the RAM left cannot hold goes to local disk while
 // Spec::local_disk holds it, and to the object store after: planned so (no request is made
 // until it runs; python/tests/s3 runs it against a server), and said so by the plan.
+// Restores the buffer pool's capacity when a test ends, however it ends.
+class ScopedPoolCapacity {
+ public:
+  explicit ScopedPoolCapacity(std::int64_t bytes) : before_(BufferPoolCapacity()) {
+    SetBufferPoolCapacity(bytes);
+  }
+  ~ScopedPoolCapacity() { SetBufferPoolCapacity(before_); }
+  ScopedPoolCapacity(const ScopedPoolCapacity&) = delete;
+  ScopedPoolCapacity& operator=(const ScopedPoolCapacity&) = delete;
+
+ private:
+  std::int64_t before_;
+};
+
 TEST(RechunkTest, ObjectStoreTierTakesWhatLocalDiskCannot) {
-  const std::int64_t pool = BufferPoolCapacity();
-  SetBufferPoolCapacity(2'000'000);
+  const ScopedPoolCapacity pool(2'000'000);
   const NDArray values = Iota({1000, 1000}, float64);
   struct Case {
     std::int64_t local_disk;
@@ -230,7 +243,46 @@ TEST(RechunkTest, ObjectStoreTierTakesWhatLocalDiskCannot) {
   EXPECT_THROW(bad.set("local_disk", "-5"), InvalidArgument);
   bad.local_disk = -7;
   EXPECT_THROW(bad.validate(), InvalidArgument);
-  SetBufferPoolCapacity(pool);
+  bad = SmallSpec(4'000'000);
+  bad.work_dir = "s3://";
+  EXPECT_THROW(StoredSource(values, {1000, 100}, "blosc-lz4", bad).rechunk({100, 1000}).plan(),
+               InvalidArgument);
+}
+
+// Local disk is counted for the intermediates a plan keeps: of two 8 MB intermediates in
+// one plan, under local_disk 9 MB, the first goes to local disk and the second to the
+// object store. (And below: an intermediate that RAM holds part of puts the rest in the
+// object store when local disk holds none, the tier "memory+object store".)
+TEST(RechunkTest, LocalDiskIsCountedForTheIntermediatesKept) {
+  const ScopedPoolCapacity pool(2'000'000);
+  const NDArray values = Iota({1000, 1000}, float64);
+  Spec spec = SmallSpec(4'000'000, 4'000'000);
+  spec.work_dir = "s3://tessera-bucket/work";
+  spec.local_disk = 9'000'000;
+  const Array a = StoredSource(values, {1000, 100}, "blosc-lz4", spec).rechunk({100, 1000});
+  const Array b = StoredSource(values, {1000, 100}, "blosc-lz4", spec).rechunk({100, 1000});
+  const FinalizedPlan both = plan({a, b});
+  std::vector<Tier> tiers;
+  for (const OpInfo& op : both.ops()) {
+    if (op.tier != Tier::kResult) tiers.push_back(op.tier);
+  }
+  EXPECT_EQ(tiers, (std::vector<Tier>{Tier::kDisk, Tier::kObject})) << both.summary();
+}
+
+TEST(RechunkTest, WhatRamLeavesGoesToTheObjectStoreWithoutLocalDisk) {
+  const ScopedPoolCapacity pool(2'000'000);
+  const NDArray values = Iota({1000, 1000}, float64);
+  // 17 MB of total_mem leave 7 MB of RAM for the 8 MB intermediate (2 tasks of 4 MB and
+  // the pool): its first blocks in RAM, the rest in the object store.
+  Spec split = SmallSpec(4'000'000, 17'000'000);
+  split.work_dir = "s3://tessera-bucket/work";
+  split.local_disk = 0;
+  const FinalizedPlan mixed =
+      StoredSource(values, {1000, 100}, "blosc-lz4", split).rechunk({100, 1000}).plan();
+  ASSERT_GE(mixed.ops().size(), 2u);
+  EXPECT_EQ(mixed.ops().front().tier, Tier::kMemoryAndObject) << mixed.summary();
+  EXPECT_NE(mixed.summary().find("in the object store"), std::string::npos) << mixed.summary();
+  EXPECT_EQ(TierName(Tier::kMemoryAndObject), "memory+object store");
 }
 
 // The seed's case, scaled down: 1000 x 1000 float64 (8 MB) from (1000, 100) chunks to

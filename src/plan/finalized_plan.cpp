@@ -108,8 +108,15 @@ std::string_view TierName(Tier tier) {
       return "memory+disk";
     case Tier::kObject:
       return "object store";
+    case Tier::kMemoryAndObject:
+      return "memory+object store";
   }
   return "none";
+}
+
+bool IsStoredTier(Tier tier) {
+  return tier == Tier::kDisk || tier == Tier::kMixed || tier == Tier::kObject ||
+         tier == Tier::kMemoryAndObject;
 }
 
 FinalizedPlan::FinalizedPlan(std::shared_ptr<State> state) : state_(std::move(state)) {}

@@ -66,6 +66,7 @@ struct FinalizedPlan::State {
   std::vector<planner::OpGroup> groups;
   std::vector<int> result_ops;           // per requested output: its op
   std::filesystem::path work_directory;  // disk intermediates ("" = none)
+  std::string object_work_prefix;        // object store intermediates ("" = none)
   bool allowed_mem_was_auto = false;     // spec.allowed_mem chosen by the search
   int budget_plans = 1;                  // plans built to choose it
   // With allowed_mem "auto": the smallest budget the search planned at but passed over

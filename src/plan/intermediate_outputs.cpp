@@ -1,4 +1,5 @@
-// Intermediates: in RAM, on local disk, or split between the two (op_output.hpp).
+// Intermediates: in RAM, on local disk, in the object store, or split between RAM and
+// one of those (op_output.hpp).
 #include <algorithm>
 #include <mutex>
 #include <utility>
@@ -8,6 +9,7 @@
 #include "region_copy.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/touched_blocks.hpp"
+#include "tessera/core/warning.hpp"
 #include "tessera/storage/directory_store.hpp"
 #include "tessera/storage/open_store.hpp"
 #include "tessera/storage/s3_store.hpp"
@@ -140,59 +142,32 @@ class MemoryTierOutput : public OpOutput, public SharedBlocks {
   Fetch remote_;                                        // GUARDED_BY(mutex_)
 };
 
-// An intermediate stored as a Zarr array: in a folder of the plan's local work directory
-// (Tier::kDisk), or under the plan's prefix of an object store work_dir (Tier::kObject,
-// `directory` then an s3:// URL).
+// An intermediate stored as a Zarr array in a folder of the plan's local work directory.
 class DiskTierOutput : public ZarrOutput {
  public:
   DiskTierOutput(ZarrMetadata metadata, std::filesystem::path directory)
-      : ZarrOutput(std::move(metadata), {}),
-        directory_(std::move(directory)),
-        in_object_store_(IsObjectStoreLocation(directory_.string())) {}
+      : ZarrOutput(std::move(metadata), {}), directory_(std::move(directory)) {}
   // Only the output that made its folder removes it: a plan remade elsewhere (a worker's,
   // perhaps in this very process) or passed over while planning never touches it.
   ~DiskTierOutput() override {
     if (prepared_) Release();
   }
 
-  Tier tier() const override { return in_object_store_ ? Tier::kObject : Tier::kDisk; }
+  Tier tier() const override { return Tier::kDisk; }
   // directory_ lies in the plan's work directory, created here with its marker
   // (work_directory.hpp); nothing outside a work directory of this process is touched.
-  // In an object store, the prefix is this plan's own (its name is the local work
-  // directory's, unique to this process); whatever an earlier try left there goes first.
   void Prepare() override {
     prepared_ = true;
-    if (in_object_store_) {
-      store_ = S3Store::Open(directory_.string());
-      store_->EraseAll();
-      OpenOrCreate(store_, "", /*keep_existing=*/false);
-      return;
-    }
     PrepareInsideWorkDirectory(directory_);
     OpenOrCreate(DirectoryStore::Open(directory_), "", /*keep_existing=*/false);
   }
   void Commit() override {}
   void Release() override {
     array_.reset();
-    if (!in_object_store_) {
-      RemoveInsideWorkDirectory(directory_);
-      return;
-    }
-    if (store_ == nullptr) return;
-    try {
-      store_->EraseAll();
-    } catch (const Error&) {
-      // Best effort, as for a local folder: the objects are under the plan's own prefix.
-    }
-    store_.reset();
+    RemoveInsideWorkDirectory(directory_);
   }
   // A follower rank writes and reads the array the leader's Prepare made.
   void FollowPrepare() override {
-    if (in_object_store_) {
-      array_ = std::make_shared<const ZarrArray>(
-          ZarrArray::Open(OpenStore(directory_.string(), {.create = false})));
-      return;
-    }
     DirectoryStore::Options existing;
     existing.create = false;  // the leader's; never made here
     array_ = std::make_shared<const ZarrArray>(
@@ -203,10 +178,80 @@ class DiskTierOutput : public ZarrOutput {
 
  private:
   std::filesystem::path directory_;
-  bool in_object_store_;
-  std::shared_ptr<S3Store> store_;  // the object store's, between Prepare and Release
   bool prepared_ = false;
 };
+
+// An intermediate stored as a Zarr array under the plan's own prefix of an object store
+// work_dir (the third tier), "s3://.../tessera-<...>/intermediate-<n>". The prefix carries
+// a marker object naming the process that wrote it; Prepare refuses a prefix holding
+// anything else (another run's objects, or someone's data), and Release removes every
+// object under it, the marker last.
+class ObjectTierOutput : public ZarrOutput {
+ public:
+  ObjectTierOutput(ZarrMetadata metadata, std::string url)
+      : ZarrOutput(std::move(metadata), {}), url_(std::move(url)) {}
+  ~ObjectTierOutput() override {
+    if (store_ != nullptr) Release();
+  }
+
+  Tier tier() const override { return Tier::kObject; }
+  void Prepare() override {
+    store_ = S3Store::Open(url_);
+    const std::string owner = ObjectPrefixOwnerText();
+    const std::vector<std::string> keys = store_->List("");
+    if (!keys.empty()) {
+      const std::optional<Buffer> marker = store_->Get(kObjectPrefixMarker);
+      const bool ours = marker && std::string_view(reinterpret_cast<const char*>(marker->data()),
+                                                   static_cast<std::size_t>(marker->size())) ==
+                                      owner;
+      if (!ours) {
+        const std::shared_ptr<S3Store> untouched = std::move(store_);
+        throw StorageError("the object store prefix " + url_ +
+                           " for an intermediate of this run already holds " +
+                           std::to_string(keys.size()) +
+                           " objects that this run did not write (another run's, or "
+                           "someone's data); Tessera never touches them: choose another "
+                           "work_dir, or remove them if they are a killed run's");
+      }
+      store_->EraseAll();  // an earlier run of this very plan in this process
+    }
+    store_->Set(kObjectPrefixMarker, owner);
+    OpenOrCreate(store_, "", /*keep_existing=*/false);
+  }
+  void Commit() override {}
+  // Removes the intermediate's objects; a failure is a warning (the run's result stands),
+  // naming what is left and how to remove it.
+  void Release() override {
+    array_.reset();
+    if (store_ == nullptr) return;
+    try {
+      store_->EraseAll();
+    } catch (const std::exception& error) {
+      Warn("could not remove the intermediate objects under " + url_ + " (" + error.what() +
+           "); remove them with: aws s3 rm --recursive " + url_ + "/");
+    }
+    store_.reset();
+  }
+  // Another process writes and reads the array the leader's Prepare made.
+  void FollowPrepare() override {
+    array_ = std::make_shared<const ZarrArray>(
+        ZarrArray::Open(OpenStore(url_, {.create = false})));
+  }
+  void FollowCommit() override {}
+  void FollowRelease() override { array_.reset(); }
+
+ private:
+  std::string url_;
+  std::shared_ptr<S3Store> store_;  // between Prepare and Release (the leader's only)
+};
+
+// A stored intermediate at `place`: on local disk or in the object store.
+std::shared_ptr<OpOutput> MakeStoredOutput(ZarrMetadata metadata, const StoredPlace& place) {
+  if (!place.object_url.empty()) {
+    return std::make_shared<ObjectTierOutput>(std::move(metadata), place.object_url);
+  }
+  return std::make_shared<DiskTierOutput>(std::move(metadata), place.directory);
+}
 
 // Blocks before `blocks_in_memory` (C order) in RAM, the rest on disk in chunks that
 // tile them.
@@ -221,7 +266,10 @@ class SplitTierOutput : public OpOutput {
         memory_(std::move(memory)),
         disk_(std::move(disk)) {}
 
-  Tier tier() const override { return blocks_in_memory_ > 0 ? Tier::kMixed : disk_->tier(); }
+  Tier tier() const override {
+    if (blocks_in_memory_ <= 0) return disk_->tier();
+    return disk_->tier() == Tier::kObject ? Tier::kMemoryAndObject : Tier::kMixed;
+  }
   void Prepare() override {
     memory_->Prepare();
     disk_->Prepare();
@@ -331,17 +379,17 @@ std::shared_ptr<OpOutput> MakeMemoryTierOutput(Shape shape, Shape chunks, DType 
   return std::make_shared<MemoryTierOutput>(std::move(shape), std::move(chunks), dtype);
 }
 
-std::shared_ptr<OpOutput> MakeDiskTierOutput(Shape shape, Shape chunks, DType dtype,
-                                             std::filesystem::path directory,
-                                             std::optional<CodecConfig> compressor) {
+std::shared_ptr<OpOutput> MakeStoredTierOutput(Shape shape, Shape chunks, DType dtype,
+                                               const StoredPlace& place,
+                                               std::optional<CodecConfig> compressor) {
   ZarrMetadata metadata = PlainMetadata(std::move(shape), std::move(chunks), dtype);
   metadata.compressor = std::move(compressor);
-  return std::make_shared<DiskTierOutput>(std::move(metadata), std::move(directory));
+  return MakeStoredOutput(std::move(metadata), place);
 }
 
 std::shared_ptr<OpOutput> MakeSplitTierOutput(Shape shape, Shape chunks, Shape disk_chunks,
                                               DType dtype, Index blocks_in_memory,
-                                              std::filesystem::path directory,
+                                              const StoredPlace& place,
                                               std::optional<CodecConfig> compressor) {
   for (std::size_t d = 0; d < chunks.size(); ++d) {
     if (disk_chunks[d] < 1 || chunks[d] % disk_chunks[d] != 0) {
@@ -352,8 +400,8 @@ std::shared_ptr<OpOutput> MakeSplitTierOutput(Shape shape, Shape chunks, Shape d
   ChunkGrid grid(shape, chunks);
   ChunkGrid disk_grid(shape, disk_chunks);
   auto memory = MakeMemoryTierOutput(shape, chunks, dtype);
-  auto disk = MakeDiskTierOutput(std::move(shape), std::move(disk_chunks), dtype,
-                                 std::move(directory), std::move(compressor));
+  auto disk = MakeStoredTierOutput(std::move(shape), std::move(disk_chunks), dtype, place,
+                                   std::move(compressor));
   return std::make_shared<SplitTierOutput>(std::move(grid), std::move(disk_grid), dtype,
                                            blocks_in_memory, std::move(memory), std::move(disk));
 }

@@ -150,19 +150,28 @@ class ResultOutput : public OpOutput, public SharedBlocks {
 
 // An intermediate kept in RAM, block by block (Write keeps the block itself).
 std::shared_ptr<OpOutput> MakeMemoryTierOutput(Shape shape, Shape chunks, DType dtype);
-// An intermediate on local disk: a Zarr array under `directory` compressed with
-// `compressor` (nullopt: raw), removed by Release (and by its destructor).
-std::shared_ptr<OpOutput> MakeDiskTierOutput(Shape shape, Shape chunks, DType dtype,
-                                             std::filesystem::path directory,
-                                             std::optional<CodecConfig> compressor);
+// Where a stored intermediate goes (PlanContext::IntermediatePlace): a folder of the
+// plan's local work directory, or, when object_url is set, a prefix of the object store
+// ("s3://.../intermediate-<n>", the third tier).
+struct StoredPlace {
+  std::filesystem::path directory;
+  std::string object_url;
+};
+
+// An intermediate stored at `place`: a Zarr array compressed with `compressor` (nullopt:
+// raw) in its local folder (Tier::kDisk) or under its object store prefix
+// (Tier::kObject), removed by Release (and by its destructor).
+std::shared_ptr<OpOutput> MakeStoredTierOutput(Shape shape, Shape chunks, DType dtype,
+                                               const StoredPlace& place,
+                                               std::optional<CodecConfig> compressor);
 
 // An intermediate too large for the RAM left to it, written in blocks of `chunks`:
 // blocks whose C-order position is below `blocks_in_memory` are kept in RAM, the
-// others stored on disk (as MakeDiskTierOutput) in `disk_chunks`, which must tile
+// others stored at `place` (as MakeStoredTierOutput) in `disk_chunks`, which must tile
 // `chunks` (divide them in every dimension) so each stored chunk has one writer.
 std::shared_ptr<OpOutput> MakeSplitTierOutput(Shape shape, Shape chunks, Shape disk_chunks,
                                               DType dtype, Index blocks_in_memory,
-                                              std::filesystem::path directory,
+                                              const StoredPlace& place,
                                               std::optional<CodecConfig> compressor);
 
 // The user's target. A directory target is written to "<directory>.tessera-partial/array"

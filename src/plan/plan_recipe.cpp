@@ -137,7 +137,7 @@ PlanOptions DecodeOptions(const Json& json) {
   options.tile_elements = ReadSize(json, "tile_elements", 1);
   options.intermediate_tier = static_cast<Tier>(
       ReadInt(Field(json, "intermediate_tier", "plan recipe options"), "plan recipe tier",
-              static_cast<int>(Tier::kNone), static_cast<int>(Tier::kObject)));
+              static_cast<int>(Tier::kNone), static_cast<int>(Tier::kMemoryAndObject)));
   options.allow_over_total_mem = ReadFlag(json, "allow_over_total_mem");
   const Json& compressor = Field(json, "disk_compressor", "plan recipe options");
   options.disk_compressor = compressor.is_null()
@@ -224,6 +224,7 @@ std::string EncodePlanRecipe(const FinalizedPlan& plan) {
   recipe["work_directory"] = state.work_directory.empty()
                                  ? std::string()
                                  : std::filesystem::absolute(state.work_directory).string();
+  recipe["object_work_prefix"] = state.object_work_prefix;
   recipe["hash"] = PlanHash(state.executables);
   const std::vector<std::uint8_t> bytes = Json::to_cbor(recipe);
   return std::string(bytes.begin(), bytes.end());
@@ -254,6 +255,7 @@ FinalizedPlan DecodePlanRecipe(std::string_view bytes) {
   auto session = std::make_shared<PlanSession>();
   DecodeLearned(ReadList(recipe, "learned"), *session);
   session->given_work_directory = ReadText(recipe, "work_directory");
+  session->given_object_work_prefix = ReadText(recipe, "object_work_prefix");
   const std::uint64_t hash =
       graph_codec::ReadUInt(Field(recipe, "hash", "plan recipe"), "plan recipe hash");
   FinalizedPlan plan = FinalizeInSession(outputs, spec, options, std::move(session));

@@ -20,12 +20,16 @@ std::string Destination(const OpInfo& info) {
              (info.disk_chunks.empty() ? chunks : " in chunks " + ShapeToString(info.disk_chunks)) +
              " on local disk (work_dir), " + format_bytes(info.bytes_written) +
              " before compression";
-    case Tier::kMixed: {
-      const std::string on_disk =
+    case Tier::kMixed:
+    case Tier::kMemoryAndObject: {
+      const std::string stored =
           info.disk_chunks.empty() ? "" : " in chunks " + ShapeToString(info.disk_chunks);
       return "an intermediate" + chunks + ": its first " + format_bytes(info.bytes_in_memory) +
              " in RAM, the other " + format_bytes(info.bytes_written - info.bytes_in_memory) +
-             " on local disk (work_dir)" + on_disk;
+             (info.tier == Tier::kMixed ? " on local disk (work_dir)"
+                                        : " in the object store (work_dir: local disk holds "
+                                          "none of it)") +
+             stored;
     }
     case Tier::kObject:
       return "an intermediate" +

@@ -14,9 +14,7 @@ std::int64_t PlanRequests(std::span<const OpInfo> ops) {
 double PlanIoCost(std::span<const OpInfo> ops, const RequestCost& cost) {
   // The part of an op's output on disk (its first blocks may be in RAM).
   auto on_disk = [](const OpInfo& info) {
-    if (info.tier != Tier::kDisk && info.tier != Tier::kMixed && info.tier != Tier::kObject) {
-      return 0.0;
-    }
+    if (!IsStoredTier(info.tier)) return 0.0;
     if (info.bytes_written <= 0) return 1.0;
     return 1.0 -
            static_cast<double>(info.bytes_in_memory) / static_cast<double>(info.bytes_written);
@@ -53,9 +51,7 @@ std::int64_t ChunkBytes(const OpInfo& info, const Shape& chunks) {
 std::int64_t SmallestDiskChunkBytes(std::span<const OpInfo> ops) {
   std::int64_t smallest = kNone;
   for (const OpInfo& info : ops) {
-    if (info.tier != Tier::kDisk && info.tier != Tier::kMixed && info.tier != Tier::kObject) {
-      continue;
-    }
+    if (!IsStoredTier(info.tier)) continue;
     smallest = std::min(
         smallest, ChunkBytes(info, info.disk_chunks.empty() ? info.chunks : info.disk_chunks));
   }

@@ -13,6 +13,7 @@
 #include "tessera/core/errors.hpp"
 #include "tessera/plan/target_files.hpp"
 #include "tessera/storage/directory_store.hpp"
+#include "tessera/storage/open_store.hpp"
 #include "tessera/storage/zarr_metadata.hpp"
 
 namespace tessera::planner {
@@ -73,13 +74,13 @@ SourceFingerprint FingerprintSources(const std::vector<std::shared_ptr<const Zar
     const Store& store = *source->store();
     const auto* directory = dynamic_cast<const DirectoryStore*>(&store);
     const std::string prefix = source->path().empty() ? "" : source->path() + "/";
-    for (const std::string& key : store.List(prefix)) {
+    // One listing with sizes (an object store's answers them; no request per key).
+    for (const ListedKey& listed : store.ListWithSizes(prefix)) {
+      const std::string& key = listed.key;
       // Keys of arrays nested below this one are not its chunks.
       if (key.find('/', prefix.size()) != std::string::npos) continue;
-      const std::optional<std::int64_t> size = store.SizeOf(key);
-      if (!size) continue;
       hasher.Add(key);
-      hasher.Add(*size);
+      hasher.Add(listed.size);
       if (directory != nullptr) {
         struct stat info {};
         const fs::path path = directory->root() / key;
@@ -89,7 +90,7 @@ SourceFingerprint FingerprintSources(const std::vector<std::shared_ptr<const Zar
         }
       }
       ++fingerprint.keys;
-      fingerprint.bytes += *size;
+      fingerprint.bytes += listed.size;
     }
   }
   fingerprint.hash = hasher.Hex();
@@ -106,12 +107,16 @@ bool IsRealDirectory(const fs::path& path) {
   return fs::is_directory(fs::symlink_status(path, error));
 }
 
-std::optional<OwnerMarker> ReadOwnerMarker(const fs::path& directory, const std::string& kind) {
-  if (!IsRealDirectory(directory)) return std::nullopt;
-  const fs::path path = directory / kOwnerMarkerName;
-  std::error_code error;
-  if (!fs::is_regular_file(fs::symlink_status(path, error))) return std::nullopt;
-  std::ifstream in(path);
+std::string OwnerMarkerText(const OwnerMarker& marker) {
+  std::ostringstream text;
+  text << kMarkerHeader << "\nkind " << marker.kind << "\nrun " << marker.run << "\nsource "
+       << marker.source.hash << ' ' << marker.source.keys << ' ' << marker.source.bytes
+       << "\ntarget " << marker.target << "\nlayout " << marker.layout << '\n';
+  return text.str();
+}
+
+std::optional<OwnerMarker> ParseOwnerMarker(const std::string& text, const std::string& kind) {
+  std::istringstream in(text);
   std::string header;
   if (!std::getline(in, header) || header != kMarkerHeader) return std::nullopt;
   OwnerMarker marker;
@@ -137,12 +142,19 @@ std::optional<OwnerMarker> ReadOwnerMarker(const fs::path& directory, const std:
   return marker;
 }
 
-void WriteOwnerMarker(FileOps& ops, const fs::path& directory, const OwnerMarker& marker) {
+std::optional<OwnerMarker> ReadOwnerMarker(const fs::path& directory, const std::string& kind) {
+  if (!IsRealDirectory(directory)) return std::nullopt;
+  const fs::path path = directory / kOwnerMarkerName;
+  std::error_code error;
+  if (!fs::is_regular_file(fs::symlink_status(path, error))) return std::nullopt;
+  std::ifstream in(path);
   std::ostringstream text;
-  text << kMarkerHeader << "\nkind " << marker.kind << "\nrun " << marker.run << "\nsource "
-       << marker.source.hash << ' ' << marker.source.keys << ' ' << marker.source.bytes
-       << "\ntarget " << marker.target << "\nlayout " << marker.layout << '\n';
-  const std::string bytes = text.str();
+  text << in.rdbuf();
+  return ParseOwnerMarker(text.str(), kind);
+}
+
+void WriteOwnerMarker(FileOps& ops, const fs::path& directory, const OwnerMarker& marker) {
+  const std::string bytes = OwnerMarkerText(marker);
   const fs::path path = directory / kOwnerMarkerName;
   const fs::path temporary = directory / (std::string(kOwnerMarkerName) + ".new");
   int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -239,7 +251,42 @@ bool HasPartialOutput(const fs::path& target) {
   return ReadOwnerMarker(PartialOutputPath(target), "partial-output").has_value();
 }
 
+StoreTargetLocation OpenStoreTarget(const std::string& url) {
+  std::string trimmed = url;
+  while (!trimmed.empty() && trimmed.back() == '/') trimmed.pop_back();
+  const std::size_t scheme = trimmed.find("://");
+  const std::size_t bucket_end =
+      scheme == std::string::npos ? std::string::npos : trimmed.find('/', scheme + 3);
+  if (bucket_end == std::string::npos) {
+    throw InvalidArgument("to_zarr: " + url +
+                          " names a whole bucket; name the array's prefix in it (e.g. " +
+                          trimmed + "/out.zarr)");
+  }
+  const std::size_t slash = trimmed.rfind('/');
+  return {OpenStore(trimmed.substr(0, slash), {.create = false}), trimmed.substr(slash + 1)};
+}
+
+namespace {
+
+// PartialOutputNote for a target in an object store.
+std::string StorePartialOutputNote(const std::string& url, const std::string& how_to_resume) {
+  try {
+    const StoreTargetLocation target = OpenStoreTarget(url);
+    if (!target.store->Contains(JoinKey(target.path, kStorePartialMarkerName))) return "";
+  } catch (const Error&) {
+    return "";  // out of reach now: nothing more to say about it
+  }
+  return std::string(kPartialNoteStart) + url + " (marked " + kStorePartialMarkerName +
+         "; without the array's documents no reader sees an array there); " + how_to_resume +
+         " continues from them (same source and options), or a run without it starts over";
+}
+
+}  // namespace
+
 std::string PartialOutputNote(const fs::path& target, const std::string& how_to_resume) {
+  if (IsObjectStoreLocation(target.string())) {
+    return StorePartialOutputNote(target.string(), how_to_resume);
+  }
   if (!HasPartialOutput(target)) return "";
   const fs::path partial = PartialOutputPath(target);
   return std::string(kPartialNoteStart) + partial.string() + "; " + how_to_resume +

@@ -39,6 +39,11 @@ struct OwnerMarker {
 std::string HashText(const std::string& text);  // 16 hex digits (FNV-1a 64)
 std::string NewRunId();
 
+// The marker as the text of its file (or object), and back: nullopt when `text` is no
+// marker of `kind`.
+std::string OwnerMarkerText(const OwnerMarker& marker);
+std::optional<OwnerMarker> ParseOwnerMarker(const std::string& text, const std::string& kind);
+
 // Reads `directory`/.tessera-owner when `directory` is a real directory (not a link)
 // holding a regular marker file of `kind`; nullopt otherwise.
 std::optional<OwnerMarker> ReadOwnerMarker(const std::filesystem::path& directory,

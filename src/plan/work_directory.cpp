@@ -11,6 +11,7 @@
 #include <iterator>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -130,8 +131,17 @@ std::mutex& CreationMutex() {
 }  // namespace
 
 void CheckWorkDirectoryBase(const Spec& spec) {
-  // An object store's prefix needs no making; its bucket is checked when first written.
-  if (spec.work_dir.empty() || IsObjectStoreLocation(spec.work_dir)) return;
+  if (spec.work_dir.empty()) return;
+  // An object store's prefix needs no making: its URL is checked here, its bucket when an
+  // intermediate first goes there.
+  if (IsObjectStoreLocation(spec.work_dir)) {
+    try {
+      CheckObjectStoreLocation(spec.work_dir);
+    } catch (const InvalidArgument& error) {
+      throw InvalidArgument(std::string("Spec work_dir: ") + error.what());
+    }
+    return;
+  }
   const std::string& base = spec.work_dir;
   std::error_code error;
   const fs::file_status status = fs::status(base, error);  // a link to a folder is a folder
@@ -240,6 +250,25 @@ std::int64_t LocalDiskAllowed(const Spec& spec) {
       std::filesystem::space(std::filesystem::temp_directory_path(), error);
   if (error) return 0;
   return static_cast<std::int64_t>(space.available / 10 * 9);
+}
+
+std::string NewObjectWorkPrefix(const Spec& spec, const std::filesystem::path& work_directory) {
+  std::string base = spec.work_dir;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  std::string prefix = base + "/" + work_directory.filename().string();
+  if (spec.executor == "mpi") return prefix;
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::random_device random;
+  prefix += '-';
+  for (int digit = 0; digit < 8; ++digit) prefix += kDigits[random() % 16];
+  return prefix;
+}
+
+std::string ObjectPrefixOwnerText() {
+  const Owner owner = Self();
+  return "Tessera intermediate written by process " + std::to_string(owner.pid) +
+         " started at " + std::to_string(owner.start) + " (clock ticks after boot) on host " +
+         HostName() + "\n";
 }
 
 std::filesystem::path NewWorkDirectory(const Spec& spec) {

@@ -46,9 +46,22 @@ std::filesystem::path WorkDirectoryBase(const Spec& spec);
 // executors, none for those of several processes (mpi, dask, ray).
 std::int64_t LocalDiskAllowed(const Spec& spec);
 
+// With an s3:// work_dir, the object store prefix of a plan whose local work directory is
+// `work_directory`: "<work_dir>/<its name>", followed for a plan made in one process (not
+// "mpi", whose ranks plan alike) by "-" and 8 random hex digits, so that runs on machines
+// whose processes happen to share a pid and start time never share a prefix.
+std::string NewObjectWorkPrefix(const Spec& spec, const std::filesystem::path& work_directory);
+
+// The marker object under each object store intermediate's prefix, and the text the
+// writing process puts in it (its host, pid and start): a prefix holding anything without
+// this process's marker is not touched.
+inline constexpr const char* kObjectPrefixMarker = ".tessera-intermediate";
+std::string ObjectPrefixOwnerText();
+
 // Throws InvalidArgument when spec.work_dir is set and is missing or not a folder, and
 // StorageError when this process cannot create entries in it; each names the path and
-// what to do. Does nothing for an empty work_dir (the system temp dir).
+// what to do. Does nothing for an empty work_dir (the system temp dir); checks an s3://
+// work_dir's URL (InvalidArgument), sending nothing.
 void CheckWorkDirectoryBase(const Spec& spec);
 
 // Creates `directory` (a name from NewWorkDirectory) with its marker, or accepts it when

@@ -27,9 +27,15 @@ enum class Tier {
   kDisk,    // an intermediate on local disk (work_dir)
   kMixed,   // an intermediate partly in RAM (its first blocks), the rest on local disk
   kObject,  // an intermediate in an object store (an s3:// work_dir): the third tier
+  kMemoryAndObject,  // an intermediate partly in RAM (its first blocks), the rest in the
+                     // object store
 };
-// "none", "result", "target", "memory", "disk", "memory+disk", "object store"
+// "none", "result", "target", "memory", "disk", "memory+disk", "object store",
+// "memory+object store"
 std::string_view TierName(Tier tier);
+// Whether an intermediate of `tier` is stored, wholly or partly, outside RAM: on local
+// disk or in the object store.
+bool IsStoredTier(Tier tier);
 
 // How fast the cost estimate assumes a task moves data where history has no duration
 // for its step (OpInfo::task_seconds): a rough figure for decoding, computing and

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "tessera/core/errors.hpp"
+#include "tessera/storage/open_store.hpp"
 
 namespace tessera::exec::mpi {
 namespace {
@@ -643,6 +644,14 @@ void Leader::Fail(std::exception_ptr error) {
 
 std::filesystem::path Leader::SpillPath(int op, Index block) {
   if (spill_directory_.empty()) {
+    const Spec& spec = run_.spec();
+    if (!options_.can_spill && IsObjectStoreLocation(spec.work_dir)) {
+      throw InvalidArgument(
+          "executor \"mpi\": the in-memory intermediates outgrew the ranks' memory and must "
+          "spill to files every rank reads, but the ranks run on several machines and "
+          "work_dir is an object store, which spilled blocks do not go to: set work_dir to "
+          "a folder every rank reaches, or give the ranks more memory");
+    }
     if (!options_.can_spill) {
       throw InvalidArgument(
           "executor \"mpi\": the in-memory intermediates outgrew the ranks' memory and must "
@@ -650,8 +659,9 @@ std::filesystem::path Leader::SpillPath(int op, Index block) {
           "work_dir is not set: set work_dir (--work-dir, Spec::work_dir) to a folder every "
           "rank reaches, or give the ranks more memory");
     }
-    const Spec& spec = run_.spec();
-    const std::filesystem::path base = spec.work_dir.empty()
+    // On one machine an s3:// work_dir's spills go to its temp dir.
+    const std::filesystem::path base = spec.work_dir.empty() ||
+                                               IsObjectStoreLocation(spec.work_dir)
                                            ? std::filesystem::temp_directory_path()
                                            : std::filesystem::path(spec.work_dir);
     static std::atomic<int> runs{0};

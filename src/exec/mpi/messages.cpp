@@ -21,7 +21,8 @@ enum : std::uint8_t {
 
 bool HeldInMemory(planner::ExecutableOp& op) {
   const Tier tier = op.info().tier;
-  return (tier == Tier::kMemory || tier == Tier::kMixed) && op.shared_blocks() != nullptr;
+  return (tier == Tier::kMemory || tier == Tier::kMixed || tier == Tier::kMemoryAndObject) &&
+         op.shared_blocks() != nullptr;
 }
 
 WireError ToWire(const std::exception_ptr& error) {

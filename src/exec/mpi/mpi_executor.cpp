@@ -10,10 +10,12 @@
 #include <utility>
 
 #include "rank_agent.hpp"
+#include "tessera/core/byte_size.hpp"
 #include "tessera/core/cluster.hpp"
 #include "tessera/core/errors.hpp"
 #include "tessera/core/parallel.hpp"
 #include "tessera/plan/internal/plan_recipe.hpp"
+#include "tessera/storage/open_store.hpp"
 
 namespace tessera::exec::mpi {
 namespace {
@@ -30,18 +32,27 @@ long long ParseWhole(const std::string& name, const std::string& value, long lon
   return parsed;
 }
 
-// Across machines without a shared work_dir (the system temp dir is one machine's), an
-// op keeping its output in files could not be read by every rank: refused before it runs.
+// Across machines without a shared work_dir folder (the system temp dir is one machine's,
+// and so are the local disk intermediates of an s3:// work_dir), an op keeping its output
+// in local files could not be read by every rank: refused before it runs. The object
+// store, which every rank reaches, is no such place.
 void RefuseFilesOnOneMachine(const PlanRun& run) {
+  const bool object_work_dir = IsObjectStoreLocation(run.spec().work_dir);
   for (const auto& op : run.ops()) {
-    if (op->info().tier == Tier::kDisk || op->info().tier == Tier::kMixed ||
-        op->info().tier == Tier::kObject) {
+    if (op->info().tier != Tier::kDisk && op->info().tier != Tier::kMixed) continue;
+    if (object_work_dir) {
       throw InvalidArgument(
           "executor \"mpi\": the ranks run on several machines and op \"" + op->info().name +
-          "\" keeps its output in files, but work_dir is not set (the system temp dir is one "
-          "machine's): set work_dir (--work-dir, Spec::work_dir) to a folder every rank "
-          "reaches");
+          "\" keeps its output on one machine's local disk (Spec::local_disk is " +
+          format_bytes(run.spec().local_disk) +
+          "): set local_disk to 0 (--local-disk 0), so that intermediates beyond the RAM go "
+          "to the object store every rank reaches");
     }
+    throw InvalidArgument(
+        "executor \"mpi\": the ranks run on several machines and op \"" + op->info().name +
+        "\" keeps its output in files, but work_dir is not set (the system temp dir is one "
+        "machine's): set work_dir (--work-dir, Spec::work_dir) to a folder every rank "
+        "reaches");
   }
 }
 
@@ -96,7 +107,8 @@ MpiExecutor::MpiExecutor(const Spec& spec) : options_(ParseOptions(spec)) {
   workers_ = spec.effective_max_workers(cluster.rank_threads[static_cast<std::size_t>(rank_)]);
   // Files every rank reads must be on storage every rank reaches: the system temp dir
   // of one machine is not.
-  shared_work_dir_ = cluster.nodes == 1 || !spec.work_dir.empty();
+  shared_work_dir_ = cluster.nodes == 1 ||
+                     (!spec.work_dir.empty() && !IsObjectStoreLocation(spec.work_dir));
 }
 
 std::vector<RankSetup> MpiExecutor::Meet(const PlanRun* run, const Channel& channel) const {

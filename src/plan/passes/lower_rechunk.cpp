@@ -7,10 +7,16 @@
 namespace tessera::planner {
 namespace {
 
-// The intermediates of rechunk `node`: in RAM, on disk or split, unless a tier is forced.
+// The intermediates of rechunk `node`: in RAM, stored (on local disk or in the object
+// store) or split, unless a tier is forced. The intermediates of one candidate layout
+// (copies 1, 2, ...) are alive at once: each one's place counts the local disk the
+// earlier ones of the same candidate take.
 IntermediateFactory RechunkIntermediates(PlanContext& context, const Node& node) {
-  return [&context, &node](int /*copy*/, const Shape& chunks, const Shape& disk_chunks,
-                           Index blocks_in_memory, Index num_blocks) -> std::shared_ptr<OpOutput> {
+  auto pending = std::make_shared<std::int64_t>(0);
+  return [&context, &node, pending](int copy, const Shape& chunks, const Shape& disk_chunks,
+                                    Index blocks_in_memory,
+                                    Index num_blocks) -> std::shared_ptr<OpOutput> {
+    if (copy == 1) *pending = 0;  // a new candidate layout
     const PlanOptions& options = context.options;
     if (options.intermediate_tier == Tier::kMemory) blocks_in_memory = num_blocks;
     if (options.intermediate_tier == Tier::kDisk) blocks_in_memory = 0;
@@ -19,13 +25,14 @@ IntermediateFactory RechunkIntermediates(PlanContext& context, const Node& node)
     }
     const std::int64_t stored_bytes =
         num_blocks > 0 ? node.nbytes() / num_blocks * (num_blocks - blocks_in_memory) : 0;
-    const std::filesystem::path directory = context.IntermediateDirectory(stored_bytes);
+    const StoredPlace place = context.IntermediatePlace(stored_bytes, *pending);
+    if (place.object_url.empty()) *pending += stored_bytes;
     if (blocks_in_memory <= 0 && disk_chunks == chunks) {
-      return MakeDiskTierOutput(node.shape(), chunks, node.dtype(), directory,
-                                options.disk_compressor);
+      return MakeStoredTierOutput(node.shape(), chunks, node.dtype(), place,
+                                  options.disk_compressor);
     }
     return MakeSplitTierOutput(node.shape(), chunks, disk_chunks, node.dtype(), blocks_in_memory,
-                               directory, options.disk_compressor);
+                               place, options.disk_compressor);
   };
 }
 
@@ -61,6 +68,7 @@ void LowerRechunk(PlanContext& context, const Node& node) {
     } else {
       planned.sources.push_back(input.name());
     }
+    if (k + 1 < ops.copies.size()) context.KeepLocalDisk(ops.copies[k]->info());
     state.AddOp(std::move(planned));
   }
   context.op_index[&node] = static_cast<int>(state.ops.size()) - 1;

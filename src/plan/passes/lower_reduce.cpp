@@ -33,8 +33,8 @@ void LowerReduce(PlanContext& context, const Node& node) {
                             ? context.in_memory + bytes <= context.ram_for_intermediates
                             : context.options.intermediate_tier == Tier::kMemory;
     if (in_ram) return MakeMemoryTierOutput(shape, chunks, uint8);
-    return MakeDiskTierOutput(shape, chunks, uint8, context.IntermediateDirectory(bytes),
-                              context.options.disk_compressor);
+    return MakeStoredTierOutput(shape, chunks, uint8, context.IntermediatePlace(bytes),
+                                context.options.disk_compressor);
   };
   ReductionOps ops = BuildReductionOps(node, values.array, context.outputs.at(&node),
                                        context.choice_spec, make_partials);
@@ -44,6 +44,7 @@ void LowerReduce(PlanContext& context, const Node& node) {
     if (round->output()->tier() == Tier::kMemory) {
       context.in_memory += ShapeSize(round->info().shape);
     }
+    if (k + 1 < ops.rounds.size()) context.KeepLocalDisk(round->info());
     const bool last = k + 1 == ops.rounds.size();
     if (k == 0) {
       std::vector<std::string>& fused = round->mutable_info().fused;

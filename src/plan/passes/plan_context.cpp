@@ -120,10 +120,16 @@ std::shared_ptr<OpOutput> PlanContext::MakeOutput(const Node& node, Tier tier, b
   // A provisional output is never written: it takes no number, so that the folders of the
   // real ones do not depend on the order fusion looked at its candidates in (which follows
   // node addresses, different in every process that plans alike).
-  return MakeDiskTierOutput(
-      node.shape(), node.chunks(), node.dtype(),
-      provisional ? WorkDirectory() / "provisional" : IntermediateDirectory(node.nbytes()),
-      options.disk_compressor);
+  if (provisional) {
+    return MakeStoredTierOutput(node.shape(), node.chunks(), node.dtype(),
+                                StoredPlace{WorkDirectory() / "provisional", ""},
+                                options.disk_compressor);
+  }
+  std::shared_ptr<OpOutput> output =
+      MakeStoredTierOutput(node.shape(), node.chunks(), node.dtype(),
+                           IntermediatePlace(node.nbytes()), options.disk_compressor);
+  if (output->tier() == Tier::kDisk) on_local_disk_ += node.nbytes();
+  return output;
 }
 
 const std::filesystem::path& PlanContext::WorkDirectory() {
@@ -142,18 +148,28 @@ const std::filesystem::path& PlanContext::WorkDirectory() {
   return work_directory_;
 }
 
-std::filesystem::path PlanContext::IntermediateDirectory(std::int64_t bytes) {
+StoredPlace PlanContext::IntermediatePlace(std::int64_t bytes, std::int64_t pending) {
   const std::string name = "intermediate-" + std::to_string(++intermediates_);
-  if (IsObjectStoreLocation(spec.work_dir)) {
-    const std::int64_t local = LocalDiskAllowed(spec);
-    if (bytes > local - on_local_disk_) {
-      std::string base = spec.work_dir;
-      while (!base.empty() && base.back() == '/') base.pop_back();
-      return std::filesystem::path(base + "/" + WorkDirectory().filename().string() + "/" + name);
-    }
+  if (IsObjectStoreLocation(spec.work_dir) &&
+      bytes > LocalDiskAllowed(spec) - on_local_disk_ - pending) {
+    return StoredPlace{{}, ObjectWorkPrefix() + "/" + name};
   }
-  on_local_disk_ += bytes;
-  return WorkDirectory() / name;
+  return StoredPlace{WorkDirectory() / name, ""};
+}
+
+void PlanContext::KeepLocalDisk(const OpInfo& info) {
+  if (info.tier == Tier::kDisk) on_local_disk_ += info.bytes_written;
+  if (info.tier == Tier::kMixed) on_local_disk_ += info.bytes_written - info.bytes_in_memory;
+}
+
+const std::string& PlanContext::ObjectWorkPrefix() {
+  if (object_work_prefix_.empty()) {
+    object_work_prefix_ = session_->given_object_work_prefix.empty()
+                              ? NewObjectWorkPrefix(spec, WorkDirectory())
+                              : session_->given_object_work_prefix;
+    state->object_work_prefix = object_work_prefix_;
+  }
+  return object_work_prefix_;
 }
 
 std::shared_ptr<const FusedEvaluator> PlanContext::MakeEvaluator(const Node& root,

@@ -42,9 +42,11 @@ struct PlanSession {
   // A plan remade in another process (plan_recipe.hpp): `learned` holds history's answers
   // as the first process had them, read instead of a database (a fingerprint missing had
   // none); and `given_work_directory` is the first process's, used rather than a new one
-  // (never cleaned nor removed here).
+  // (never cleaned nor removed here), as `given_object_work_prefix` is its object store
+  // prefix.
   bool learned_given = false;
   std::filesystem::path given_work_directory;
+  std::string given_object_work_prefix;
 };
 
 // tessera::Finalize with `session` shared by its plans (one per budget tried): Finalize
@@ -110,13 +112,20 @@ struct PlanContext {
   // This plan's directory for disk intermediates; the first use clears what killed runs
   // left in the same base.
   const std::filesystem::path& WorkDirectory();
-  // A new folder name (not created) in WorkDirectory() for one disk intermediate of
-  // `bytes`: "intermediate-<n>", n counting this plan's intermediates, so that every rank
-  // of an MPI run, planning alike, names the same folder (node names count per process).
-  // With an s3:// work_dir, an s3:// URL instead (the object store tier, the URL
-  // "<work_dir>/<WorkDirectory()'s name>/intermediate-<n>") once the local disk intermediates
-  // so far and this one would exceed the local disk allowed (Spec::local_disk).
-  std::filesystem::path IntermediateDirectory(std::int64_t bytes);
+  // Where one stored intermediate of `bytes` goes (nothing is created): a new folder
+  // "intermediate-<n>" of WorkDirectory(), n counting this plan's intermediates so that
+  // every rank of an MPI run, planning alike, names the same one (node names count per
+  // process). With an s3:// work_dir, the object store prefix
+  // "<ObjectWorkPrefix()>/intermediate-<n>" instead when the local disk intermediates
+  // kept so far (KeepLocalDisk), `pending` bytes (the earlier intermediates of the same
+  // candidate layout, alive with this one) and this one would exceed Spec::local_disk.
+  // Choosing a place reserves nothing: a candidate passed over costs no local disk.
+  StoredPlace IntermediatePlace(std::int64_t bytes, std::int64_t pending = 0);
+  // Counts the local disk bytes of kept op `info`'s output against Spec::local_disk.
+  void KeepLocalDisk(const OpInfo& info);
+  // This plan's prefix for object store intermediates (NewObjectWorkPrefix, or the first
+  // process's for a plan remade elsewhere).
+  const std::string& ObjectWorkPrefix();
 
   std::shared_ptr<const FusedEvaluator> MakeEvaluator(const Node& root, const NodeSet& members);
   std::shared_ptr<FusedOp> MakeFusedOp(const Node& root, const NodeSet& members,
@@ -144,8 +153,9 @@ struct PlanContext {
   std::shared_ptr<PlanSession> session_;
   std::unordered_map<const Node*, std::shared_ptr<OpOutput>> provisional_;
   std::filesystem::path work_directory_;
-  int intermediates_ = 0;           // IntermediateDirectory's count
-  std::int64_t on_local_disk_ = 0;  // the bytes of its local disk intermediates
+  std::string object_work_prefix_;
+  int intermediates_ = 0;           // IntermediatePlace's count
+  std::int64_t on_local_disk_ = 0;  // the bytes of its kept local disk intermediates
 };
 
 }  // namespace tessera::planner

@@ -1,0 +1,210 @@
+// The user's Zarr target at a key prefix of a store (zarr_target_output.hpp), such as an
+// object store's "s3://bucket/out.zarr". A store cannot move a finished array into place,
+// so the array never reads as complete before it is:
+//   1. Prepare writes the marker PATH/.tessera-partial (the run's work, as the marker of a
+//      directory's partial output records it, of kind "clearing-output"), then removes
+//      the documents of an array already there (it stops reading as an array), then that
+//      array's chunks, and then marks the prefix "partial-output": from then on every
+//      chunk under it is this work's, and only such a prefix is resumed;
+//   2. the tasks write the chunks;
+//   3. Commit writes the array's documents (ZarrArray::Publish), then removes the marker.
+// A run that fails or is killed leaves chunks and the marker but no documents: no reader
+// sees an array there, and the next run replaces it, or continues it with resume.
+#include <algorithm>
+#include <utility>
+
+#include "tessera/core/errors.hpp"
+#include "tessera/plan/target_files.hpp"
+#include "tessera/storage/zarr_group.hpp"
+#include "zarr_target_output.hpp"
+
+namespace tessera::planner {
+namespace {
+
+// The marker's kind while an earlier array's chunks may still be under the prefix.
+constexpr const char* kClearingKind = "clearing-output";
+
+// "bucket/prefix/" of a store's Location() and a key path in it, '/'-terminated, so that
+// comparing prefixes compares whole segments ("a.zarr/" is not a prefix of "a.zarr2/").
+std::string KeyPrefix(const std::string& location, const std::string& path) {
+  std::string prefix = path.empty() ? location : location + "/" + path;
+  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  return prefix + "/";
+}
+
+// Does the array at `path` of `store` share keys with `source`: the same array, one
+// inside the other? Stores are told apart by their Location() (another process opens
+// the same one from it), or, without one, by identity.
+bool SharesKeys(const Store& store, const std::string& path, const ZarrArray& source) {
+  const Store& other = *source.store();
+  const std::optional<std::string> here = store.Location();
+  const std::optional<std::string> there = other.Location();
+  std::string target_prefix;
+  std::string source_prefix;
+  if (here && there) {
+    target_prefix = KeyPrefix(*here, path);
+    source_prefix = KeyPrefix(*there, source.path());
+  } else if (&store == &other) {
+    target_prefix = KeyPrefix("", path);
+    source_prefix = KeyPrefix("", source.path());
+  } else {
+    return false;
+  }
+  return target_prefix.starts_with(source_prefix) || source_prefix.starts_with(target_prefix);
+}
+
+class StoreTargetOutput final : public ZarrTargetOutput {
+ public:
+  StoreTargetOutput(ZarrMetadata metadata, ZarrTarget target,
+                    std::vector<std::shared_ptr<const ZarrArray>> sources)
+      : ZarrTargetOutput(std::move(metadata), std::move(target), std::move(sources)) {
+    holds_values_ = target_.store->HoldsValuesInMemory();
+    for (const std::shared_ptr<const ZarrArray>& source : sources_) {
+      if (!SharesKeys(*target_.store, target_.path, *source)) continue;
+      throw InvalidArgument("to_zarr: the target " + Name() + " is, holds or lies inside " +
+                            source->store()->DescribeKey(source->path()) +
+                            ", a source of this run; writing there would remove the values "
+                            "the run reads: choose another output path");
+    }
+  }
+
+  // What is at the target's prefix is checked again just before the run (planning ran
+  // none of it: a plan is made many times over while sizing the budget).
+  void CheckBeforeRun() const override {
+    const StoreTargetContents contents = CheckStoreTarget(*target_.store, target_.path, target_);
+    if (const std::optional<OwnerMarker> resumed = Resumable(contents)) {
+      CheckSameWork(Name(), *resumed, WantedMarker());
+    }
+  }
+
+  void Prepare() override {
+    if (target_.consolidated) {
+      ParentGroup([](Store& store, const std::string& group) { IsZarrGroup(store, group); });
+    }
+    Store& store = *target_.store;
+    const StoreTargetContents contents = CheckStoreTarget(store, target_.path, target_);
+    const std::optional<OwnerMarker> resumed = Resumable(contents);
+    if (resumed) CheckSameWork(Name(), *resumed, WantedMarker());
+    auto array = std::make_shared<const ZarrArray>(
+        ZarrArray::Define(target_.store, target_.path, metadata_, attributes_));
+    if (!resumed) {
+      OwnerMarker clearing = WantedMarker();
+      clearing.kind = kClearingKind;
+      store.Set(MarkerKey(), OwnerMarkerText(clearing));
+      array->Clear();  // the documents first: an array there stops reading as one
+      store.Set(MarkerKey(), OwnerMarkerText(WantedMarker()));
+    }
+    array_ = std::move(array);
+  }
+
+  void Commit() override {
+    array_->Publish();
+    target_.store->Erase(MarkerKey());
+    ParentGroup(
+        [this](Store& store, const std::string& group) { UpdateGroupMetadata(store, group); });
+  }
+
+  // Another process (an MPI rank, a Dask or Ray worker) writes into the array the
+  // leader's Prepare made ready.
+  void FollowPrepare() override {
+    if (holds_values_) {
+      throw InvalidArgument(
+          "to_zarr: a store held in one process's memory cannot be written by the ranks "
+          "of an MPI run; write to a directory all ranks reach");
+    }
+    array_ = std::make_shared<const ZarrArray>(
+        ZarrArray::Define(target_.store, target_.path, metadata_, attributes_));
+  }
+  void FollowCommit() override {}
+
+ private:
+  std::string Name() const { return target_.store->DescribeKey(target_.path); }
+  std::string MarkerKey() const { return JoinKey(target_.path, kStorePartialMarkerName); }
+
+  // With resume, the marker of a partial output whose chunks are all its work's (not one
+  // a run left while clearing the prefix: that one starts over).
+  std::optional<OwnerMarker> Resumable(const StoreTargetContents& contents) const {
+    if (!target_.resume || contents.holds != StoreTargetContents::kPartialOutput) {
+      return std::nullopt;
+    }
+    return ParseOwnerMarker(contents.marker, "partial-output");
+  }
+
+  // Calls fn(store, group) for the group OUT would be a member of: OUT's parent key.
+  template <class Fn>
+  void ParentGroup(Fn&& fn) const {
+    const std::size_t slash = target_.path.rfind('/');
+    fn(*target_.store, slash == std::string::npos ? std::string() : target_.path.substr(0, slash));
+  }
+};
+
+}  // namespace
+}  // namespace tessera::planner
+
+namespace tessera {
+
+StoreTargetContents CheckStoreTarget(const Store& store, const std::string& path,
+                                     const ZarrWriteOptions& options) {
+  const std::string name = store.DescribeKey(path);
+  StoreTargetContents contents;
+  const std::vector<std::string> names = store.ListFolder(path);
+  if (names.empty()) return contents;
+  const auto has = [&names](std::string_view wanted) {
+    return std::ranges::find(names, wanted) != names.end();
+  };
+  if (IsReadableZarrGroup(store, path)) {
+    const ZarrGroupMembers members = ListZarrGroup(store, path);
+    std::string listed;
+    for (const std::string& member : members.arrays) {
+      if (listed.size() > 200) break;  // enough to recognise the group
+      listed += (listed.empty() ? "" : ", ") + member;
+    }
+    throw InvalidArgument("to_zarr: " + name + " is a Zarr group" +
+                          (listed.empty() ? "" : " (arrays: " + listed + ")") +
+                          "; to_zarr writes an array and never replaces a group: write to a "
+                          "path inside it (" +
+                          name + "/NAME) or remove the group first");
+  }
+  if (has("zarr.json") || has(".zarray")) {
+    if (!options.overwrite) {
+      throw InvalidArgument("to_zarr: " + name +
+                            " already exists; remove it or allow overwriting (--overwrite, "
+                            "overwrite=True)");
+    }
+    contents.holds = StoreTargetContents::kArray;
+    return contents;
+  }
+  if (has(kStorePartialMarkerName)) {
+    const std::optional<Buffer> marker = store.Get(JoinKey(path, kStorePartialMarkerName));
+    if (marker) {
+      contents.marker.assign(reinterpret_cast<const char*>(marker->data()),
+                             static_cast<std::size_t>(marker->size()));
+    }
+    if (planner::ParseOwnerMarker(contents.marker, "partial-output") ||
+        planner::ParseOwnerMarker(contents.marker, planner::kClearingKind)) {
+      contents.holds = StoreTargetContents::kPartialOutput;
+      return contents;
+    }
+  }
+  std::string listed;
+  for (const std::string& entry : names) {
+    if (listed.size() > 200) break;  // enough to recognise them
+    listed += (listed.empty() ? "" : ", ") + entry;
+  }
+  throw InvalidArgument("to_zarr: " + name + " holds objects that are not a Zarr array (" +
+                        listed +
+                        "); refusing to replace them: choose another path or remove them");
+}
+
+}  // namespace tessera
+
+namespace tessera::planner {
+
+std::shared_ptr<OpOutput> MakeStoreTargetOutput(
+    ZarrMetadata metadata, ZarrTarget target,
+    std::vector<std::shared_ptr<const ZarrArray>> sources) {
+  return std::make_shared<StoreTargetOutput>(std::move(metadata), std::move(target),
+                                             std::move(sources));
+}
+
+}  // namespace tessera::planner
