@@ -13,6 +13,11 @@ network and a loaded S3: throttling, server errors, delays, dropped and reset co
         proxy.requests          # requests received
         proxy.forwarded         # requests that reached the upstream
         proxy.max_in_flight     # the most requests at once (read, not yet answered)
+        proxy.history           # a Decision (method, target, occurrence, kind) per request
+
+    # Faults on chunk PUTs only, after the first 5 of them went through:
+    FaultProxy(upstream, rates={"slowdown": 1.0}, methods=["PUT"], match=CHUNK_KEY,
+               pass_first=5)
 
 Each request (read whole, body included) gets at most one fault, drawn with the given
 probabilities (their sum at most 1; the rest is forwarded untouched):
@@ -32,12 +37,29 @@ So an error status always means the request did not happen (a PUT answered 503 s
 nothing), while `drop_mid` and `drop_after_forward` are the real network's case of a
 request that happened with its answer lost.
 
-Determinism: every client connection gets its own random.Random seeded from (seed, the
-connection's number in accept order), and each request on it draws twice from it (the
-kind, and where drop_mid cuts). A client that sends its requests one after another gets
-the same faults on every run with the same seed; with many connections in flight, each
-connection's sequence is fixed but which request lands on which connection is up to the
-client's threads.
+Which requests may get a fault (all by default; the others are forwarded untouched and
+draw nothing): `only=` a function (method, target) -> bool, `methods=` ("GET", "PUT"),
+`match=` a regular expression searched in the target's path (its part before "?"; e.g.
+CHUNK_KEY, the chunk keys of Zarr v2 and v3 arrays, or "/c/"); a request must pass all
+that are given. `pass_first=N` forwards the first N requests that pass them untouched
+(in arrival order) and faults only later ones: with a rate of 1.0, a run that fails
+midway, after exactly N such requests went through.
+
+Determinism: a request's fault is a pure function of (seed, method, request target with
+its query, occurrence), occurrence being how many requests of the same method and target
+the proxy had seen before it (a retry of a request is the next occurrence). Two draws
+come from a hash of those (the kind, and where drop_mid cuts), not from a shared random
+stream, so which request gets which fault does not depend on the order connections
+arrive in, on which connection a request comes, nor on how the client's threads
+interleave: a client making the same requests (by method and target) gets the same faults
+on the same requests on every run with the same seed. Identical requests in flight at
+once get their occurrences in arrival order; being identical, it makes no difference
+which gets which. `decisions()` is that mapping, for comparing two runs. (pass_first is
+the one exception: which requests are the first N depends on their arrival.)
+
+There is no `stall` kind (headers and part of a body, then silence): Tessera's stall
+timeout is 30 s and not settable from its Python module or command line, too long for a
+test; `drop_mid` covers a body that ends early.
 
 The proxy reads each request whole and each upstream response whole before relaying it
 (memory: the objects in flight), keeps client connections alive (HTTP/1.1) even though
@@ -47,8 +69,9 @@ SigV4 never signs it), and frames bodies by Content-Length or chunked encoding, 
 byte for byte, so signatures stay valid.
 """
 import collections
+import hashlib
 import itertools
-import random
+import re
 import socket
 import socketserver
 import struct
@@ -72,6 +95,35 @@ ERROR_RESPONSES = {
 
 _error_ids = itertools.count(1)
 
+# The path of a chunk of a Zarr array: v3's default encoding ("/c/0/1", "/c" for a 0-d
+# array, "/c.0.1" with "." as its separator) and v2's ("/0.1", "/0" in 1-d, "/0/1" with
+# dimension_separator "/"). Shard keys are v3 chunk keys. Searched in a target's path.
+CHUNK_KEY = r"(/c([/.][0-9]+)*|/[0-9]+(\.[0-9]+)*)$"
+
+Decision = collections.namedtuple("Decision", "connection method target occurrence kind")
+Decision.__doc__ = """One request the proxy read: its connection's number (accept order),
+method, target (path and query as sent), occurrence (how many requests of this method
+and target came before it) and fault kind (None: forwarded untouched)."""
+
+
+def draw(seed, method, target, occurrence):
+    """The two numbers in [0, 1) of one request: (kind, drop_mid's cut); a pure function
+    of its arguments (see the module's docstring)."""
+    digest = hashlib.blake2b(f"{seed}\0{method}\0{target}\0{occurrence}".encode(),
+                             digest_size=16, person=b"tessera-faults").digest()
+    first, second = struct.unpack("<QQ", digest)
+    return first / 2.0**64, second / 2.0**64
+
+
+def kind_of(rates, value):
+    """The fault kind a draw of `value` picks with `rates` (None: none)."""
+    edge = 0.0
+    for candidate in FAULT_KINDS:
+        edge += rates.get(candidate, 0.0)
+        if value < edge:
+            return candidate
+    return None
+
 MAX_LINE = 65536
 MAX_HEADERS = 200
 
@@ -86,11 +138,13 @@ class FaultProxy:
     `only`: a function (method, target) -> bool choosing the requests that may get a fault
     (default all; the others draw nothing). `keep_alive`: keep client connections open
     whatever the upstream does with its own (moto closes every one); False relays the
-    upstream's Connection header. `port`: 0 picks a free one."""
+    upstream's Connection header. `port`: 0 picks a free one. `methods`, `match` (a regular
+    expression, or a compiled one, searched in the target's path) and `pass_first`: see
+    the module's docstring."""
 
     def __init__(self, upstream, *, seed=0, rates=None, delay_s=0.2, only=None,
-                 keep_alive=True, host="127.0.0.1", port=0, idle_timeout=300.0,
-                 upstream_timeout=300.0):
+                 methods=None, match=None, pass_first=0, keep_alive=True, host="127.0.0.1",
+                 port=0, idle_timeout=300.0, upstream_timeout=300.0):
         parts = urlsplit(upstream)
         if parts.scheme != "http" or not parts.hostname or not parts.port:
             raise ValueError(f"FaultProxy: upstream must be http://host:port, got {upstream!r}")
@@ -98,6 +152,11 @@ class FaultProxy:
         self.seed = seed
         self.delay_s = delay_s
         self.only = only
+        self.methods = None if methods is None else frozenset(m.upper() for m in methods)
+        self.match = re.compile(match) if isinstance(match, str) else match
+        if pass_first < 0:
+            raise ValueError("FaultProxy: pass_first must be >= 0")
+        self.pass_first = int(pass_first)
         self.keep_alive = keep_alive
         self.idle_timeout = idle_timeout
         self.upstream_timeout = upstream_timeout
@@ -105,11 +164,14 @@ class FaultProxy:
         self._rates = self._checked(rates or {})
         self.injected = collections.Counter()
         self.requests = 0
+        self.matched = 0  # requests that passed only/methods/match (pass_first's included)
+        self.passed = 0  # of those, forwarded untouched by pass_first
         self.forwarded = 0
         self.connections = 0
         self.in_flight = 0  # requests read and not yet answered (or dropped)
         self.max_in_flight = 0  # the most at once since the start (or reset_counters)
-        self.history = []  # (connection number, method, target, kind or None) per request
+        self.history = []  # a Decision per request, in the order they were decided
+        self._seen = collections.Counter()  # (method, target): requests so far
         self._open = set()
         self._server = _Server((host, port), _Handler, self)
         self._thread = None
@@ -144,6 +206,8 @@ class FaultProxy:
             self.injected.clear()
             self.max_in_flight = self.in_flight
             self.requests = 0
+            self.matched = 0
+            self.passed = 0
             self.forwarded = 0
             self.history.clear()
 
@@ -156,7 +220,23 @@ class FaultProxy:
     def kinds(self):
         """The fault (or None) of each request so far, in the order they were decided."""
         with self._lock:
-            return [entry[3] for entry in self.history]
+            return [entry.kind for entry in self.history]
+
+    def decisions(self):
+        """{(method, target, occurrence): kind or None} of every request so far: what a
+        replay with the same seed and the same requests gets, in whatever order."""
+        with self._lock:
+            return {(entry.method, entry.target, entry.occurrence): entry.kind
+                    for entry in self.history}
+
+    def targets(self, method=None, match=None):
+        """The targets of the requests so far (in order) of `method` (any if None) whose
+        path `match` (a regular expression) is found in (any if None)."""
+        pattern = re.compile(match) if isinstance(match, str) else match
+        with self._lock:
+            return [entry.target for entry in self.history
+                    if (method is None or entry.method == method)
+                    and (pattern is None or pattern.search(entry.target.split("?", 1)[0]))]
 
     # ---- lifetime -----------------------------------------------------------------------
 
@@ -200,29 +280,37 @@ class FaultProxy:
             number = self.connections
             self.connections += 1
             self._open.add(sock)
-        return number, random.Random(f"tessera-fault-proxy/{self.seed}/{number}")
+        return number
 
     def _connection_closed(self, sock):
         with self._lock:
             self._open.discard(sock)
 
-    def _decide(self, number, rng, method, target):
+    def _chosen(self, method, target):
+        if self.methods is not None and method.upper() not in self.methods:
+            return False
+        if self.match is not None and not self.match.search(target.split("?", 1)[0]):
+            return False
+        return self.only is None or self.only(method, target)
+
+    def _decide(self, number, method, target):
         """The fault of one request (None: forward it) and drop_mid's cut, a fraction."""
-        chosen = self.only is None or self.only(method, target)
+        chosen = self._chosen(method, target)
         with self._lock:
             self.requests += 1
+            occurrence = self._seen[method, target]
+            self._seen[method, target] += 1
             kind, cut = None, 0.5
             if chosen:
-                draw, cut = rng.random(), rng.random()
-                edge = 0.0
-                for candidate in FAULT_KINDS:
-                    edge += self._rates[candidate]
-                    if draw < edge:
-                        kind = candidate
-                        break
+                self.matched += 1
+                if self.matched <= self.pass_first:
+                    self.passed += 1
+                else:
+                    value, cut = draw(self.seed, method, target, occurrence)
+                    kind = kind_of(self._rates, value)
             if kind is not None:
                 self.injected[kind] += 1
-            self.history.append((number, method, target, kind))
+            self.history.append(Decision(number, method, target, occurrence, kind))
         return kind, cut
 
     def _count_forwarded(self):
@@ -237,7 +325,8 @@ class FaultProxy:
     def stats(self):
         """The counters as a dict (JSON-ready)."""
         with self._lock:
-            return {"requests": self.requests, "forwarded": self.forwarded,
+            return {"requests": self.requests, "matched": self.matched,
+                    "passed": self.passed, "forwarded": self.forwarded,
                     "faults": sum(self.injected.values()), "injected": dict(self.injected),
                     "connections": self.connections, "max_in_flight": self.max_in_flight}
 
@@ -403,13 +492,13 @@ class _Handler(socketserver.BaseRequestHandler):
         sock = self.request
         sock.settimeout(proxy.idle_timeout)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        number, rng = proxy._connection_opened(sock)
+        number = proxy._connection_opened(sock)
         reader = sock.makefile("rb", buffering=1 << 16)
         upstream = _Upstream(proxy.upstream, proxy.upstream_timeout)
         outcome = "close"
         try:
-            while (outcome := self._one_request(proxy, sock, reader, upstream, number,
-                                                rng)) == "next":
+            while (outcome := self._one_request(proxy, sock, reader, upstream,
+                                                number)) == "next":
                 pass
         except (OSError, ProxyError):
             pass  # the client went away or sent garbage: drop the connection
@@ -428,7 +517,7 @@ class _Handler(socketserver.BaseRequestHandler):
                 except OSError:
                     pass
 
-    def _one_request(self, proxy, sock, reader, upstream, number, rng):
+    def _one_request(self, proxy, sock, reader, upstream, number):
         """Serves one request: "next" to read another on this connection, "close" to
         close it, "reset" to reset it."""
         start, headers, raw = _read_head(reader)
@@ -436,11 +525,11 @@ class _Handler(socketserver.BaseRequestHandler):
             return "close"
         proxy._flight(+1)
         try:
-            return self._serve(proxy, sock, reader, upstream, number, rng, start, headers, raw)
+            return self._serve(proxy, sock, reader, upstream, number, start, headers, raw)
         finally:
             proxy._flight(-1)
 
-    def _serve(self, proxy, sock, reader, upstream, number, rng, start, headers, raw):
+    def _serve(self, proxy, sock, reader, upstream, number, start, headers, raw):
         parts = start.decode("latin-1").split()
         if len(parts) != 3:
             raise ProxyError(f"bad request line {start[:80]!r}")
@@ -450,7 +539,7 @@ class _Handler(socketserver.BaseRequestHandler):
             sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
         body = _read_body(reader, headers)
         client_closes = _wants_close(start, headers)
-        kind, cut = proxy._decide(number, rng, method, target)
+        kind, cut = proxy._decide(number, method, target)
 
         if kind in ERROR_RESPONSES:  # answered here: the upstream never sees it
             sock.sendall(_error_response(kind, method, target, client_closes))
@@ -525,6 +614,17 @@ def parse_rates(text):
     return rates
 
 
+def filter_options(methods=None, match=None, pass_first=0):
+    """FaultProxy's methods/match/pass_first from command-line text: methods "GET,PUT",
+    match a regular expression or "chunks" (CHUNK_KEY)."""
+    options = {"pass_first": pass_first}
+    if methods:
+        options["methods"] = [m.strip().upper() for m in methods.split(",") if m.strip()]
+    if match:
+        options["match"] = re.compile(CHUNK_KEY if match == "chunks" else match)
+    return options
+
+
 def main(argv=None):
     """Runs a proxy until stdin closes (or SIGTERM/SIGINT). Prints {"endpoint": ...} as its
     first line; then answers each line of stdin: "stats" with the counters as one JSON
@@ -540,11 +640,19 @@ def main(argv=None):
     parser.add_argument("--rates", default="", help="KIND=P,... of " + ", ".join(FAULT_KINDS))
     parser.add_argument("--delay-s", type=float, default=0.2)
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--methods", default=None,
+                        help="faults only on these methods, comma-separated (GET,PUT)")
+    parser.add_argument("--match", default=None,
+                        help="faults only on targets whose path this regular expression is "
+                             "found in ('chunks': Zarr chunk keys)")
+    parser.add_argument("--pass-first", type=int, default=0, metavar="N",
+                        help="forward the first N requests that may get a fault untouched")
     args = parser.parse_args(argv)
     try:
         rates = parse_rates(args.rates)
         proxy = FaultProxy(args.upstream, seed=args.seed, rates=rates, delay_s=args.delay_s,
-                           port=args.port)
+                           port=args.port, **filter_options(args.methods, args.match,
+                                                            args.pass_first))
     except ValueError as error:
         parser.error(str(error))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

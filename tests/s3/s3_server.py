@@ -22,7 +22,11 @@ TESSERA_TEST_S3_BUCKET (the first bucket), stops the server, and exits with CMD'
 (128 + N when a signal N ended it; 125 when the server did not start, 2 for bad options).
 With --faults, CMD talks to the server through a FaultProxy (fault_proxy.py) injecting
 those faults ("slowdown=0.05,reset=0.01"; "none": none, only keep-alive), whose counters
-are printed on stderr at the end.
+are printed on stderr at the end; --fault-methods, --fault-match and --fault-pass-first
+choose the requests that may get one (FaultProxy's methods, match, pass_first).
+When CMD fails (a status other than 0) the server's log is kept and its path printed.
+Neither the server nor CMD outlives the harness: both get SIGTERM when it dies, even by
+SIGKILL (Linux's PR_SET_PDEATHSIG).
 
 Credentials. By default moto checks no signature: any key and secret are accepted, and
 env() hands out "testing"/"testing". With no_auth_actions=N (--no-auth-actions N) the
@@ -37,7 +41,8 @@ but then no key is valid: moto knows only the keys of its IAM users.) The comman
 sets the count after making the buckets, so N counts CMD's requests only.
 
 The server's output goes to a log file (server.log_path), removed when the server stops
-unless keep_log=True or the server failed to start (the error names it).
+unless keep_log=True (or keep_log_file() was called) or the server failed to start (the
+error names it).
 """
 import argparse
 import contextlib
@@ -98,15 +103,64 @@ def free_port(host="127.0.0.1"):
         return probe.getsockname()[1]
 
 
-def _die_with_parent():
-    """preexec_fn: the server gets SIGTERM when the thread that started it dies (Linux's
-    PR_SET_PDEATHSIG), so a killed test run leaves no server behind."""
+def _die_with_parent_of(parent_pid):
+    """A preexec_fn: the child gets SIGTERM when the thread that started it dies (Linux's
+    PR_SET_PDEATHSIG), so a killed test run (even by SIGKILL) leaves no server behind. A
+    parent that died between the fork and the prctl is seen by getppid(): the child ends
+    at once. libc is loaded here, in the parent: between fork and exec the child only
+    calls it (no import, which another thread of the parent may have held locked)."""
     try:
         import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
     except Exception:  # not Linux, or no prctl: the server is still stopped on exit
-        pass
+        return None
+
+    def preexec():
+        prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
+        if os.getppid() != parent_pid:
+            os._exit(1)
+    return preexec
+
+
+def _listening_inodes(port):
+    """The inodes of the sockets listening on TCP `port` (any address), from Linux's
+    /proc/net/tcp{,6}; None where /proc cannot tell."""
+    inodes = set()
+    found_table = False
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as lines:
+                next(lines, None)  # the header
+                found_table = True
+                for line in lines:
+                    fields = line.split()
+                    if len(fields) < 10 or fields[3] != "0A":  # 0A: LISTEN
+                        continue
+                    if int(fields[1].rsplit(":", 1)[1], 16) == port:
+                        inodes.add(fields[9])
+        except OSError:
+            continue
+    return inodes if found_table else None
+
+
+def _listens(pid, port):
+    """Whether process `pid` holds a socket listening on `port`: True, False, or None where
+    /proc cannot tell (not Linux)."""
+    inodes = _listening_inodes(port)
+    if inodes is None:
+        return None
+    try:
+        descriptors = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return None
+    for descriptor in descriptors:
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{descriptor}")
+        except OSError:
+            continue  # closed meanwhile
+        if link.startswith("socket:[") and link[8:-1] in inodes:
+            return True
+    return False
 
 
 class S3Server:
@@ -120,6 +174,11 @@ class S3Server:
     startup_timeout: seconds to wait for the server to answer.
     keep_log: keep the server's log file after it stops.
     die_with_parent: the server gets SIGTERM when the starting thread dies (Linux).
+
+    Ready means moto answers on the port and the socket listening there is this server
+    process's own (checked in /proc on Linux), so that under ctest -j another moto that
+    took the port first is never mistaken for ours: ours then fails to bind, and start()
+    tries the next free port.
     """
 
     def __init__(self, *, python=None, no_auth_actions=None, moto_settings=None,
@@ -210,7 +269,7 @@ class S3Server:
             command, stdin=subprocess.DEVNULL, stdout=self._log_file,
             stderr=subprocess.STDOUT, env=env, cwd=self._private_dir,
             start_new_session=True,  # Ctrl-C in a terminal reaches the test, not moto
-            preexec_fn=_die_with_parent if self.die_with_parent else None)
+            preexec_fn=_die_with_parent_of(os.getpid()) if self.die_with_parent else None)
         deadline = time.monotonic() + self.startup_timeout
         while True:
             code = process.poll()
@@ -222,7 +281,14 @@ class S3Server:
                     f"moto's server exited with status {code} before answering "
                     f"({' '.join(command)}); log {self.log_path}:\n{self.log_tail()}")
             if _is_moto(self.host, port):
-                break
+                ours = _listens(process.pid, port)
+                if ours is None:  # no /proc: at least ours must still be running
+                    time.sleep(0.2)
+                    ours = process.poll() is None
+                if ours and process.poll() is None:
+                    break
+                # Another server answers on the port: ours is about to fail binding it
+                # (the loop above sees it exit), unless it outlives the deadline.
             if time.monotonic() > deadline:
                 _stop_process(process, self.stop_timeout)
                 raise S3ServerError(
@@ -232,6 +298,10 @@ class S3Server:
             time.sleep(0.05)
         self.process = process
         self.port = port
+
+    def keep_log_file(self):
+        """Keeps the log file when the server stops (for a failure to be read later)."""
+        self.keep_log = True
 
     def stop(self):
         process, self.process = self.process, None
@@ -423,6 +493,13 @@ def _parse(argv):
                              "(it still keeps connections alive, which moto does not)")
     parser.add_argument("--fault-seed", type=int, default=0)
     parser.add_argument("--fault-delay-s", type=float, default=0.2)
+    parser.add_argument("--fault-methods", default=None, metavar="GET,PUT",
+                        help="faults only on these methods")
+    parser.add_argument("--fault-match", default=None, metavar="REGEX",
+                        help="faults only on targets whose path this is found in ('chunks': "
+                             "Zarr chunk keys)")
+    parser.add_argument("--fault-pass-first", type=int, default=0, metavar="N",
+                        help="the first N requests that may get a fault go through untouched")
     args = parser.parse_args(options)
     if not command:
         parser.error("no command: give it after --")
@@ -451,6 +528,7 @@ def main(argv=None):
     child = None
     proxy = None
     received = []
+    failed = False
 
     def forward(signum, frame):  # ctest's timeout or Ctrl-C: pass it on, then clean up
         received.append(signum)
@@ -473,15 +551,20 @@ def main(argv=None):
             return 128 + received[0]
         endpoint = server.endpoint
         if rates is not None:
-            from fault_proxy import FaultProxy
+            from fault_proxy import FaultProxy, filter_options
             proxy = FaultProxy(server.endpoint, seed=args.fault_seed, rates=rates,
-                               delay_s=args.fault_delay_s).start()
+                               delay_s=args.fault_delay_s,
+                               **filter_options(args.fault_methods, args.fault_match,
+                                                args.fault_pass_first)).start()
             endpoint = proxy.endpoint
         env = server.merged_env(endpoint=endpoint, TESSERA_TEST_S3_ENDPOINT=endpoint,
                                 TESSERA_TEST_S3_SERVER_ENDPOINT=server.endpoint,
                                 TESSERA_TEST_S3_BUCKET=buckets[0])
         try:
-            child = subprocess.Popen(command, env=env)
+            # The command ends with this harness too, even when it is killed (SIGKILL
+            # from a test driver's timeout): PR_SET_PDEATHSIG.
+            child = subprocess.Popen(command, env=env,
+                                     preexec_fn=_die_with_parent_of(os.getpid()))
         except OSError as error:
             print(f"s3_server.py: cannot run {command[0]!r}: {error}", file=sys.stderr)
             return 127
@@ -491,18 +574,29 @@ def main(argv=None):
                 break
             except InterruptedError:
                 continue
-        return 128 - code if code < 0 else code
+        status = 128 - code if code < 0 else code
+        if status != 0:
+            failed = True
+        return status
     except S3ServerError as error:
         print(f"s3_server.py: {error}", file=sys.stderr)
+        failed = True
         return 125
+    except BaseException:
+        failed = True
+        raise
     finally:
         if child is not None and child.poll() is None:
             _stop_process(child, 10.0)
         if proxy is not None:
             proxy.close()
             print(f"s3_server.py: fault proxy {json.dumps(proxy.stats())}", file=sys.stderr)
-        if args.keep_log and server.log_path:
-            print(f"s3_server.py: server log {server.log_path}", file=sys.stderr)
+        if failed:
+            server.keep_log_file()  # the server's side of the failure, for whoever reads it
+        if (args.keep_log or failed) and server.log_path:
+            print(f"s3_server.py: server log {server.log_path}"
+                  + (" (kept: the command failed)" if failed and not args.keep_log else ""),
+                  file=sys.stderr)
         server.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)

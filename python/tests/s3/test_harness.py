@@ -3,10 +3,13 @@ and written by boto3 and by zarr-python 3 through s3fs and obstore, the fault pr
 (tests/s3/fault_proxy.py) seen by boto3, and moto's credential checks."""
 import concurrent.futures
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import botocore.exceptions
 import numpy as np
@@ -15,7 +18,9 @@ import zarr
 
 from .conftest import REPO, ZarrS3, bucket_name
 
-from fault_proxy import ERROR_RESPONSES, FAULT_KINDS, FaultProxy  # noqa: E402
+import s3_server as s3_server_module  # noqa: E402
+from fault_proxy import (CHUNK_KEY, ERROR_RESPONSES, FAULT_KINDS, FaultProxy, draw,  # noqa: E402
+                         kind_of)
 from s3_server import S3Server  # noqa: E402
 
 SERVER_SCRIPT = REPO / "tests" / "s3" / "s3_server.py"
@@ -184,18 +189,98 @@ def test_proxy_errors_reach_boto3_and_are_counted(s3_server, s3_bucket, fault_pr
             assert (f"{key}-{i}" in stored) == (outcome is None), (i, outcome)
 
 
-def test_proxy_faults_repeat_with_the_seed(s3_server, s3_bucket, fault_proxy):
-    s3_server.client().put_object(Bucket=s3_bucket, Key="seed", Body=b"seed")
+def concurrent_requests(s3, bucket, jobs, order):
+    """Runs `jobs` ((op, key) pairs: put/get/head) by 8 threads, submitted in `order` (a
+    permutation of their indices): {index: outcome (error_of)}."""
+    def one(index):
+        op, key = jobs[index]
+        if op == "put":
+            return index, error_of(lambda: s3.put_object(Bucket=bucket, Key=key, Body=b"v"))
+        if op == "get":
+            return index, error_of(
+                lambda: s3.get_object(Bucket=bucket, Key=key)["Body"].read())
+        return index, error_of(lambda: s3.head_object(Bucket=bucket, Key=key))
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        return dict(pool.map(one, order))
+
+
+def test_proxy_faults_repeat_with_the_seed_in_any_order(s3_server, s3_bucket, fault_proxy):
+    """A request's fault depends on (seed, method, target, occurrence) only: the same
+    requests sent by 8 threads in opposite orders (so on other connections, interleaved
+    otherwise) get the same faults with the same seed, and other faults with another."""
+    direct = s3_server.client()
+    direct.put_object(Bucket=s3_bucket, Key="seed", Body=b"seed")
+    for i in range(30):
+        direct.put_object(Bucket=s3_bucket, Key=f"g{i}", Body=b"g")
+    # unique targets (puts to p*, gets of g*), and one target asked 20 times (GET seed)
+    jobs = ([("put", f"p{i}") for i in range(30)] + [("get", f"g{i}") for i in range(30)]
+            + [("get", "seed")] * 20 + [("head", f"g{i}") for i in range(10)])
     rates = dict(ERROR_RATES, drop_before=0.05, reset=0.05)
     runs = []
-    for seed in (3, 3, 4):
+    for seed, order in ((3, range(len(jobs))), (3, reversed(range(len(jobs)))),
+                        (4, range(len(jobs)))):
         proxy = fault_proxy(seed=seed, rates=rates)
-        s3 = s3_server.client(endpoint=proxy.endpoint, **NO_RETRIES)
-        outcomes = sequential_requests(s3, s3_bucket, 60)
-        runs.append((proxy.kinds(), [outcome for _, _, outcome in outcomes]))
-    assert runs[0] == runs[1]
-    assert runs[0][0] != runs[2][0]
-    assert any(kind is not None for kind in runs[0][0])
+        s3 = s3_server.client(endpoint=proxy.endpoint, max_pool_connections=8, **NO_RETRIES)
+        outcomes = concurrent_requests(s3, s3_bucket, jobs, list(order))
+        runs.append((proxy, outcomes))
+        # the draw is the documented pure function of each request
+        for (method, target, occurrence), kind in proxy.decisions().items():
+            value, _ = draw(seed, method, target, occurrence)
+            assert kind == kind_of(rates, value)
+
+    (first, first_outcomes), (second, second_outcomes), (other, _) = runs
+    assert first.connections > 1 and second.connections > 1
+    assert [d.target for d in first.history] != [d.target for d in second.history]
+    assert first.decisions() == second.decisions()
+    assert first.injected == second.injected
+    assert len(set(first.injected)) >= 3, first.injected  # several kinds at stake
+    # The same outcome for each request of a unique target; for the 20 GETs of one
+    # target, the same outcomes (which thread got which is up to arrival).
+    unique = [i for i, job in enumerate(jobs) if job != ("get", "seed")]
+    assert [first_outcomes[i] for i in unique] == [second_outcomes[i] for i in unique]
+    repeated = [i for i, job in enumerate(jobs) if job == ("get", "seed")]
+
+    def key(outcome):
+        return repr(outcome)
+    assert sorted((first_outcomes[i] for i in repeated), key=key) == sorted(
+        (second_outcomes[i] for i in repeated), key=key)
+    assert any(first_outcomes[i] is not None for i in unique)
+    assert any(first_outcomes[i] is None for i in unique)
+    assert other.decisions() != first.decisions()
+
+
+def test_chunk_key_pattern():
+    pattern = re.compile(CHUNK_KEY)
+    chunks = ["/b/a.zarr/c/0/1", "/b/a.zarr/c/12", "/b/a.zarr/c", "/b/a.zarr/c.0.3",
+              "/b/a.zarr/0.1", "/b/a.zarr/7", "/b/g/x/3.4.5", "/b/a.zarr/0/1"]
+    documents = ["/b/a.zarr/zarr.json", "/b/a.zarr/.zarray", "/b/a.zarr/.zattrs",
+                 "/b/a.zarr/.tessera-partial", "/b", "/b/a.zarr/c/x", "/b/a.zarr/c/0.json"]
+    assert [key for key in chunks if not pattern.search(key)] == []
+    assert [key for key in documents if pattern.search(key)] == []
+
+
+def test_proxy_filter_and_pass_first(s3_server, s3_bucket, fault_proxy):
+    """methods + match choose the requests that may get a fault; pass_first lets the first
+    N of those through: a store that fails midway, after exactly N chunk writes."""
+    proxy = fault_proxy(seed=1, rates={"slowdown": 1.0}, methods=["PUT"], match=CHUNK_KEY,
+                        pass_first=3)
+    s3 = s3_server.client(endpoint=proxy.endpoint, **NO_RETRIES)
+    outcomes = []
+    for i in range(8):
+        outcomes.append(error_of(
+            lambda: s3.put_object(Bucket=s3_bucket, Key=f"a.zarr/c/0/{i}", Body=b"x")))
+        # a document's PUT and a chunk's GET never match: never faulted
+        assert error_of(lambda: s3.put_object(Bucket=s3_bucket, Key="a.zarr/zarr.json",
+                                              Body=b"{}")) is None
+        assert error_of(lambda: s3.get_object(Bucket=s3_bucket, Key="a.zarr/c/0/0")) is None
+    assert outcomes == [None] * 3 + [("SlowDown", 503)] * 5
+    assert sorted(s3_server.list_keys(s3_bucket)) == sorted(
+        ["a.zarr/zarr.json"] + [f"a.zarr/c/0/{i}" for i in range(3)])
+    assert proxy.requests == 24 and proxy.matched == 8 and proxy.passed == 3
+    assert proxy.injected == {"slowdown": 5}
+    assert [target.split("?", 1)[0] for target in proxy.targets("PUT", CHUNK_KEY)] == [
+        f"/{s3_bucket}/a.zarr/c/0/{i}" for i in range(8)]
 
 
 @pytest.mark.parametrize("kind,happened", [
@@ -399,3 +484,115 @@ def test_command_line_needs_a_command():
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "no command" in result.stderr
+
+
+def test_command_line_keeps_the_server_log_when_the_command_fails():
+    """A failing CMD keeps the server's log (its path printed on stderr), with moto's own
+    lines in it; a CMD that succeeds leaves no log behind."""
+    failed = subprocess.run([sys.executable, str(SERVER_SCRIPT), "--", sys.executable, "-c",
+                             "import sys; sys.exit(4)"], capture_output=True, text=True,
+                            timeout=120)
+    assert failed.returncode == 4, failed.stderr
+    found = re.search(r"server log (\S+) \(kept: the command failed\)", failed.stderr)
+    assert found, failed.stderr
+    log = found.group(1)
+    try:
+        assert os.path.isfile(log)
+        with open(log, encoding="utf-8", errors="replace") as text:
+            logged = text.read()
+        assert "moto.server" in logged and "PUT /tessera-test" in logged, logged[-2000:]
+    finally:
+        shutil.rmtree(os.path.dirname(log), ignore_errors=True)
+
+    passed = subprocess.run([sys.executable, str(SERVER_SCRIPT), "--", "true"],
+                            capture_output=True, text=True, timeout=120)
+    assert passed.returncode == 0, passed.stderr
+    assert "server log" not in passed.stderr
+
+
+def test_server_never_takes_another_servers_port_for_its_own(monkeypatch):
+    """The port race of ctest -j: the free port found is taken by another moto before ours
+    binds it. That one answers the readiness check, but the listening socket is not our
+    process's: ours fails to bind, and start() goes on to the next port."""
+    with S3Server() as other:
+        ports = iter([other.port])
+        real_free_port = s3_server_module.free_port
+        monkeypatch.setattr(s3_server_module, "free_port",
+                            lambda host="127.0.0.1": next(ports, None) or real_free_port(host))
+        with S3Server() as server:
+            assert server.port != other.port
+            assert server.process.poll() is None
+            assert s3_server_module._listens(server.process.pid, server.port) is True
+            assert s3_server_module._listens(server.process.pid, other.port) is False
+            with open(server.log_path, encoding="utf-8", errors="replace") as text:
+                assert f"-p {other.port}" in text.read()  # it did try the taken port
+            server.make_bucket("ours-only")
+            assert "ours-only" not in [bucket["Name"] for bucket in
+                                       other.client().list_buckets()["Buckets"]]
+
+
+@pytest.mark.timeout(120)
+def test_server_and_command_die_with_a_killed_harness():
+    """SIGKILL of s3_server.py (a test driver's timeout) takes moto's server and CMD with
+    it (PR_SET_PDEATHSIG): nothing keeps running or listening."""
+    child = ("import os, time; print(os.environ['TESSERA_TEST_S3_SERVER_ENDPOINT'], "
+             "os.getpid(), flush=True); time.sleep(120)")
+    harness = subprocess.Popen([sys.executable, str(SERVER_SCRIPT), "--", sys.executable,
+                                "-c", child], stdout=subprocess.PIPE, text=True)
+    command_pid = None
+    try:
+        endpoint, pid = harness.stdout.readline().split()
+        command_pid = int(pid)
+        host, port = endpoint.removeprefix("http://").split(":")
+        assert s3_server_module._is_moto(host, int(port))
+        harness.kill()
+        harness.wait(10)
+
+        def alive(pid):
+            try:
+                with open(f"/proc/{pid}/status") as status:
+                    return "State:\tZ" not in status.read()  # a zombie has ended
+            except FileNotFoundError:
+                return False
+
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and (
+                s3_server_module._is_moto(host, int(port)) or alive(command_pid)):
+            time.sleep(0.1)
+        assert not s3_server_module._is_moto(host, int(port)), "moto outlived the harness"
+        assert not alive(command_pid), "the command outlived the harness"
+    finally:
+        if harness.poll() is None:
+            harness.kill()
+            harness.wait()
+        if command_pid is not None:  # a command that outlived it: not beyond this test
+            try:
+                os.kill(command_pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def test_command_line_fault_filter_options():
+    """--fault-methods, --fault-match chunks and --fault-pass-first reach the proxy: the
+    first 2 chunk PUTs pass, later ones get 503; a document's PUT never does."""
+    child = textwrap.dedent("""
+        import os, boto3
+        from botocore.config import Config
+        s3 = boto3.session.Session().client("s3", config=Config(
+            s3={"addressing_style": "path"}, retries={"total_max_attempts": 1}))
+        bucket = os.environ["TESSERA_TEST_S3_BUCKET"]
+        def status(key):
+            try:
+                s3.put_object(Bucket=bucket, Key=key, Body=b"1")
+                return 200
+            except Exception as error:
+                return error.response["ResponseMetadata"]["HTTPStatusCode"]
+        print("codes", [status(f"a.zarr/c/0/{i}") for i in range(4)], status("a.zarr/zarr.json"))
+    """)
+    result = subprocess.run(
+        [sys.executable, str(SERVER_SCRIPT), "--faults", "slowdown=1", "--fault-methods", "PUT",
+         "--fault-match", "chunks", "--fault-pass-first", "2", "--", sys.executable, "-c",
+         child], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "codes [200, 200, 503, 503] 200" in result.stdout, result.stdout
+    assert '"matched": 4' in result.stderr and '"passed": 2' in result.stderr, result.stderr

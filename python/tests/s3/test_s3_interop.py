@@ -9,6 +9,9 @@ Tessera's engine reads the endpoint and credentials from this process's environm
 fixtures point at the server (or at a fault proxy in front of it) for each test; they
 assume the engine reads them when a store is opened, not once per process.
 """
+import os
+import re
+
 import numpy as np
 import pytest
 import zarr
@@ -239,56 +242,137 @@ def test_read_through_a_dead_store_fails_clearly(s3_server, s3_bucket, fault_pro
     assert_failure_names_the_object(caught.value, s3_bucket, "r.zarr", ("503", "SlowDown"))
 
 
-@pytest.mark.timeout(600)
-def test_write_failing_midway_leaves_no_metadata(s3_server, s3_bucket, fault_proxy,
-                                                 monkeypatch, spec, rng):
-    """Only chunk writes fail (every PUT of a key with /c/ in it): whatever got written, no
-    zarr.json (which would make a partial array look whole) is at the output's prefix after
-    the error (a staging prefix beside it may keep one for resume=True)."""
-    proxy = fault_proxy(seed=3, rates={"slowdown": 1.0},
-                        only=lambda method, target: method == "PUT" and "/c/" in target)
-    apply_env(monkeypatch, s3_server, endpoint=proxy.endpoint)
-    url = f"s3://{s3_bucket}/half.zarr"
-    with pytest.raises(TESSERA_ERRORS) as caught:
-        tessera.asarray(rng.standard_normal((40, 40)), chunks=(10, 10), spec=spec).to_zarr(url)
-    assert_failure_names_the_object(caught.value, s3_bucket, "half.zarr", ("503", "SlowDown"))
-    keys = s3_server.list_keys(s3_bucket, "half.zarr/")
-    assert metadata_keys(keys) == [], keys
+# Chunk requests failing past the store-open probe (every one, or after the first N), and
+# what such a run leaves: test_s3_faults.py.
 
 
 # ---- (e) a rechunk whose intermediate goes to the object tier -----------------------------------
 
-def test_rechunk_intermediate_in_the_object_tier(s3_server, s3_bucket, fault_proxy,
-                                                 monkeypatch, zarr_s3, rng):
+# WORK_DIR/tessera-<pid>-<start>-<n>-<8 hex>/intermediate-<k>/KEY
+WORK_KEY = re.compile(r"^work/tessera-(\d+)-\d+-\d+-[0-9a-f]{8}/intermediate-\d+/(.+)$")
+
+
+def object_tier_setup(s3_server, s3_bucket, fault_proxy, monkeypatch, zarr_s3, rng):
+    """A counting proxy in front of the server (this process's environment points at it),
+    a source of (1000, 1000) float64 in chunks (1000, 10) written by zarr-python, and a
+    Spec whose RAM (total_mem 8MB) and local disk (0) hold no intermediate of a rechunk
+    of it, with work_dir on the server."""
     proxy = fault_proxy(seed=0)  # no faults: it counts what reaches the server
     apply_env(monkeypatch, s3_server, endpoint=proxy.endpoint)
     data = rng.standard_normal((1000, 1000))  # 8 MB: more than total_mem holds
     source = f"s3://{s3_bucket}/source.zarr"
-    target = f"s3://{s3_bucket}/target.zarr"
     zarr_python_writes(zarr_s3.fsspec(source), data, chunks=(1000, 10))
     spec = tessera.Spec(work_dir=f"s3://{s3_bucket}/work", total_mem="8MB",
                         allowed_mem="2MB", local_disk="0", max_workers=2)
+    return proxy, data, source, spec
 
+
+def work_requests(proxy, bucket, method):
+    """The keys under work/ of the requests of `method` the proxy saw."""
+    keys = []
+    for decision in proxy.history:
+        path = decision.target.split("?", 1)[0]
+        if decision.method == method and path.startswith(f"/{bucket}/work/"):
+            keys.append(path.removeprefix(f"/{bucket}/"))
+    return keys
+
+
+def listing_kernel(s3_server, bucket, listings, fail_at=None):
+    """A map_blocks kernel copying its block that, at block (0, 0), lists the bucket's
+    work/ prefix straight from the server (what is there mid-run), and raises at block
+    `fail_at`."""
+    def kernel(block, block_id=None):
+        if block_id == (0, 0):
+            listings.append(s3_server.list_keys(bucket, "work/"))
+        if block_id == fail_at:
+            raise RuntimeError("the kernel fails on purpose")
+        return block.copy()
+    return kernel
+
+
+def test_rechunk_intermediate_in_the_object_tier(s3_server, s3_bucket, fault_proxy,
+                                                 monkeypatch, zarr_s3, rng):
+    """The plan puts the rechunk's intermediates in the object store tier; the run really
+    writes them under work/tessera-<pid>-...-<8 hex>/intermediate-<k>/ with the marker
+    .tessera-intermediate (listed mid-run from inside a kernel), reads them back, deletes
+    every object it wrote there, and leaves only the source's and the target's keys."""
+    proxy, data, source, spec = object_tier_setup(s3_server, s3_bucket, fault_proxy,
+                                                  monkeypatch, zarr_s3, rng)
+    target = f"s3://{s3_bucket}/target.zarr"
     rechunked = tessera.from_zarr(source, spec=spec).rechunk((10, 1000))
     plan = tessera.plan(rechunked)
     intermediates = [op for op in plan.ops if op.tier not in ("result", "target", "none")]
     assert intermediates, plan.summary()
-    # OpInfo.tier names the object store tier ("object store"): not in RAM, not on disk
-    assert all("object" in op.tier for op in intermediates), [op.tier for op in plan.ops]
+    # OpInfo.tier names the object store tier: not in RAM, not on disk
+    assert [(op.kind, op.tier) for op in intermediates] == [("rechunk", "object store")], \
+        plan.summary()
     described = plan.summary() + "\n" + plan.explain()
-    assert "object" in described.lower(), described
+    assert "in the object store" in described, described
 
+    listings = []
+    pipeline = tessera.map_blocks(listing_kernel(s3_server, s3_bucket, listings), rechunked,
+                                  dtype=rechunked.dtype)
+    # before a kernel, both stages of the rechunk are intermediates in the object store
+    assert [op.tier for op in tessera.plan(pipeline).ops if op.kind == "rechunk"] == [
+        "object store"] * 2
     proxy.reset_counters()
-    rechunked.to_zarr(target)
-    work_puts = [target_path for _, method, target_path, _ in proxy.history
-                 if method == "PUT" and f"/{s3_bucket}/work/" in target_path]
-    assert work_puts, "no intermediate object was written under work/"
+    pipeline.to_zarr(target)
+
+    puts = work_requests(proxy, s3_bucket, "PUT")
+    assert len(puts) > 100, puts[:10]  # 100 chunks of each stage's intermediate at least
+    prefixes = set()
+    for key in puts:
+        matched = WORK_KEY.match(key)
+        assert matched, key
+        assert int(matched.group(1)) == os.getpid(), key
+        prefixes.add(key[:key.index("/", key.index("intermediate-"))])
+    assert len(prefixes) >= 1
+    for prefix in prefixes:
+        assert f"{prefix}/.tessera-intermediate" in puts, (prefix, puts[:5])
+    assert len(work_requests(proxy, s3_bucket, "GET")) >= 100  # read back
+    assert set(work_requests(proxy, s3_bucket, "DELETE")) == set(puts)  # all of it removed
+    # mid-run, an intermediate and its marker were on the server
+    assert len(listings) == 1 and any(key.endswith("/.tessera-intermediate")
+                                      for key in listings[0]), listings
+    assert sum(WORK_KEY.match(key) is not None for key in listings[0]) > 100
 
     array = zarr.open_array(store=zarr_s3.obstore(target, read_only=True), mode="r")
     assert array.chunks == (10, 1000)
     np.testing.assert_array_equal(array[...], data)
     np.testing.assert_array_equal(tessera.from_zarr(target, spec=spec).compute(), data)
-    assert s3_server.list_keys(s3_bucket, "work/") == []  # the intermediate is removed
+    assert s3_server.list_keys(s3_bucket, "work/") == []  # the intermediates are removed
+    keys = s3_server.list_keys(s3_bucket)
+    assert all(key.startswith(("source.zarr/", "target.zarr/")) for key in keys), [
+        key for key in keys if not key.startswith(("source.zarr/", "target.zarr/"))]
+
+
+def test_a_failed_run_leaves_nothing_under_the_work_prefix(s3_server, s3_bucket, fault_proxy,
+                                                          monkeypatch, zarr_s3, rng):
+    """A kernel after the rechunk raises at its last block, once the object-store
+    intermediates were written and read: the run fails with the kernel's error, and
+    every object written under work/ is deleted all the same; the target holds no
+    document; the source is untouched."""
+    proxy, data, source, spec = object_tier_setup(s3_server, s3_bucket, fault_proxy,
+                                                  monkeypatch, zarr_s3, rng)
+    listings = []
+    rechunked = tessera.from_zarr(source, spec=spec).rechunk((10, 1000))
+    pipeline = tessera.map_blocks(listing_kernel(s3_server, s3_bucket, listings,
+                                                 fail_at=(99, 0)),
+                                  rechunked, dtype=rechunked.dtype)
+    proxy.reset_counters()
+    with pytest.raises(RuntimeError, match="the kernel fails on purpose"):
+        pipeline.to_zarr(f"s3://{s3_bucket}/failed.zarr")
+
+    puts = work_requests(proxy, s3_bucket, "PUT")
+    assert len(puts) > 100 and all(WORK_KEY.match(key) for key in puts), puts[:5]
+    assert listings and sum(WORK_KEY.match(key) is not None for key in listings[0]) > 100
+    assert set(work_requests(proxy, s3_bucket, "DELETE")) == set(puts)
+    assert s3_server.list_keys(s3_bucket, "work/") == []
+    assert metadata_keys(s3_server.list_keys(s3_bucket, "failed.zarr/")) == []
+    assert {key.split("/", 1)[0] for key in s3_server.list_keys(s3_bucket)} <= {
+        "source.zarr", "failed.zarr"}
+    written = zarr.open_array(store=zarr_s3.obstore(source, read_only=True), mode="r")
+    np.testing.assert_array_equal(written[...], data)
 
 
 # ---- (f) refused credentials ---------------------------------------------------------------------
