@@ -31,7 +31,8 @@ void BindSpec(nb::module_& m) {
       "string, or \"auto\" for the smallest that runs the plan), reserved_mem, "
       "total_mem (None: detected), work_dir (a folder, or \"s3://bucket/prefix\" for the object "
       "store tier), local_disk (with an s3:// work_dir: the bytes of local disk "
-      "intermediates may take; None: the temp dir's free space), executor (\"threads\", \"sync\", "
+      "intermediates may take; None: nine tenths of the temp dir's free space, none for mpi, "
+      "dask and ray), executor (\"threads\", \"sync\", "
       "\"mpi\" "
       "under mpirun, \"dask\" on a distributed.Client, \"ray\" after ray.init()), "
       "executor_options (a dict; {\"client\": client} for dask), max_workers.")

@@ -84,6 +84,21 @@ ZarrTarget TargetAt(const std::string& path, const ToZarrOptions& options) {
 // The plan of writing `array` to `target` as `options` say.
 FinalizedPlan PlanToZarr(const Array& array, ZarrTarget target, const ToZarrOptions& options) {
   static_cast<ZarrWriteOptions&>(target) = options;
+  if (target.store != nullptr && IsObjectStoreLocation(array.spec().work_dir)) {
+    // Intermediates under the target's prefix would be taken for someone's objects there.
+    const auto slashed = [](std::string url) {
+      while (!url.empty() && url.back() == '/') url.pop_back();
+      return url + "/";
+    };
+    const std::string out = slashed(target.store->DescribeKey(target.path));
+    const std::string work = slashed(array.spec().work_dir);
+    if (out.starts_with(work) || work.starts_with(out)) {
+      throw InvalidArgument("to_zarr: work_dir " + array.spec().work_dir + " and the target " +
+                            target.store->DescribeKey(target.path) +
+                            " overlap; put the work_dir beside the output (e.g. s3://BUCKET/"
+                            "scratch), never inside it or above it");
+    }
+  }
   if (!target.dimension_names.empty() &&
       static_cast<int>(target.dimension_names.size()) != array.ndim()) {
     throw InvalidArgument("to_zarr: " + std::to_string(target.dimension_names.size()) +
@@ -96,10 +111,10 @@ FinalizedPlan PlanToZarr(const Array& array, ZarrTarget target, const ToZarrOpti
 }
 
 void ToZarr(const Array& array, ZarrTarget target, const ToZarrOptions& options) {
-  // Where a failed run's partial output is kept: a directory's, or an object store's.
-  const std::filesystem::path where =
-      target.store == nullptr ? target.directory
-                              : std::filesystem::path(target.store->DescribeKey(target.path));
+  // Where a failed run's partial output is kept: a directory's, or a store's prefix.
+  const std::filesystem::path directory = target.directory;
+  const std::shared_ptr<Store> store = target.store;
+  const std::string path = target.path;
   FinalizedPlan plan = PlanToZarr(array, std::move(target), options);
   ExecuteOptions execute = options.compute.execute;
   execute.resume = execute.resume || options.resume;
@@ -110,7 +125,9 @@ void ToZarr(const Array& array, ZarrTarget target, const ToZarrOptions& options)
     report = Execute(plan.executable_ops(), plan.spec(), execute);
   } catch (const Error& error) {
     // A failed run keeps its partial output: say where, and how to continue it.
-    ThrowWithPartialOutputNote(error, where, "to_zarr with resume = true");
+    const std::string how = "to_zarr with resume = true";
+    if (store != nullptr) ThrowWithStorePartialOutputNote(error, *store, path, how);
+    ThrowWithPartialOutputNote(error, directory, how);
   }
   if (options.compute.report != nullptr) *options.compute.report = std::move(report);
 }

@@ -67,17 +67,17 @@ class RecordingStore final : public Store {
     const std::lock_guard lock(mutex_);
     const std::int64_t change = changes_++;
     if (fail_from_ >= 0 && change >= fail_from_) {
-      throw StorageError("injected failure of change " + std::to_string(change) + " (" +
-                         what + std::string(key) + ")");
+      throw StorageError("injected failure of change " + std::to_string(change) + " (" + what +
+                         std::string(key) + ")");
     }
     log_.push_back(what + std::string(key));
   }
 
   MemoryStore base_;
   mutable std::mutex mutex_;
-  std::int64_t fail_from_ = -1;          // GUARDED_BY(mutex_)
-  std::int64_t changes_ = 0;             // GUARDED_BY(mutex_)
-  std::vector<std::string> log_;         // GUARDED_BY(mutex_)
+  std::int64_t fail_from_ = -1;   // GUARDED_BY(mutex_)
+  std::int64_t changes_ = 0;      // GUARDED_BY(mutex_)
+  std::vector<std::string> log_;  // GUARDED_BY(mutex_)
 };
 
 Spec TestSpec() {
@@ -174,18 +174,24 @@ TEST(StoreTargetTest, AFailureAtEveryChangeLeavesNoArrayThatLooksComplete) {
   }
 }
 
-TEST(StoreTargetTest, AResumeWritesOnlyTheChunksNotYetWritten) {
-  auto store = std::make_shared<RecordingStore>();
+// Writes "src" of `store`, then "src" + 1 to `target` in a run that fails after 3 of its
+// 12 chunks (the marker, 3 documents to remove, the marker again, then chunks); returns
+// the array that run wrote.
+Array WriteInterrupted(const std::shared_ptr<RecordingStore>& store, const std::string& target) {
   Write(store, "src", Values(3));
   const Array y = from_zarr(store, "src", TestSpec()) + 1.0;
-  // The marker, 3 documents to remove, the marker again, then 12 chunks: 3 written.
   store->FailFrom(8);
-  EXPECT_THROW(y.to_zarr(store, "out"), StorageError);
+  EXPECT_THROW(y.to_zarr(store, target), StorageError);
   store->FailFrom(-1);
+  return y;
+}
+
+TEST(StoreTargetTest, AResumeWritesOnlyTheChunksNotYetWritten) {
+  auto store = std::make_shared<RecordingStore>();
+  const Array y = WriteInterrupted(store, "out");
   const std::vector<std::string> kept = KeysUnder(*store, "out");
-  const auto chunks_kept = std::count_if(kept.begin(), kept.end(), [](const std::string& key) {
-    return key.starts_with("out/c/");
-  });
+  const auto chunks_kept = std::count_if(
+      kept.begin(), kept.end(), [](const std::string& key) { return key.starts_with("out/c/"); });
   ASSERT_GT(chunks_kept, 0);
   ASSERT_FALSE(HasDocuments(*store, "out"));
   ToZarrOptions resume;
@@ -209,6 +215,24 @@ TEST(StoreTargetTest, AResumeWritesOnlyTheChunksNotYetWritten) {
   } catch (const InvalidArgument& error) {
     EXPECT_NE(std::string(error.what()).find("cannot resume"), std::string::npos) << error.what();
   }
+}
+
+TEST(StoreTargetTest, AResumeIsRefusedWhenASourceChunkChanged) {
+  auto store = std::make_shared<RecordingStore>();
+  WriteInterrupted(store, "out");
+  // A v3 chunk key holds '/' ("src/c/1/1"): its removal changes the source's fingerprint.
+  ASSERT_TRUE(store->Erase("src/c/1/1"));
+  ToZarrOptions resume;
+  resume.resume = true;
+  const Array changed = from_zarr(store, "src", TestSpec()) + 1.0;
+  try {
+    changed.to_zarr(store, "out", resume);
+    ADD_FAILURE() << "resumed over chunks computed from another source";
+  } catch (const InvalidArgument& error) {
+    EXPECT_NE(std::string(error.what()).find("the source differs"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_FALSE(HasDocuments(*store, "out"));
 }
 
 TEST(StoreTargetTest, RefusesATargetThatIsOrHoldsOrLiesInsideASource) {

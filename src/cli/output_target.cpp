@@ -12,9 +12,9 @@ namespace fs = std::filesystem;
 
 // `path` absolute, normalized, without a trailing separator, symbolic links resolved
 // where it exists, so that two spellings of one directory compare equal.
-// An object store's URL ("s3://bucket/prefix") is compared as written.
+// An object store's URL ("s3://bucket/prefix") is compared as written, less trailing '/'.
 fs::path ResolvedPath(const fs::path& path) {
-  if (IsObjectStoreLocation(path.string())) return path;
+  if (IsObjectStoreLocation(path.string())) return TargetPath(path.string());
   fs::path normal = fs::absolute(path).lexically_normal();
   if (!normal.has_filename() && normal.has_parent_path()) normal = normal.parent_path();
   return fs::weakly_canonical(normal);
@@ -62,8 +62,9 @@ void CheckTarget(const std::vector<SourcePath>& sources, const std::string& targ
                             " would replace the source; choose another " + target_label);
     }
   }
+  // An object store target's contents are checked when it is opened (CheckStoreTarget).
   std::error_code error;
-  if (!overwrite && fs::exists(resolved_target, error)) {
+  if (!overwrite && !IsObjectStoreLocation(target.string()) && fs::exists(resolved_target, error)) {
     throw InvalidArgument(out +
                           " already exists; pass --overwrite to replace it (the old array "
                           "goes only once the new one is complete) or choose another " +

@@ -40,9 +40,11 @@ void SpecOptions::Register(CLI::App& command) {
                      "dir); or s3://BUCKET/PREFIX: intermediates that fit neither the RAM left "
                      "nor local disk go there (the object store tier)");
   command
-      .add_option("--local-disk", local_disk_,
-                  "With an s3:// --work-dir: local disk intermediates may take before the "
-                  "object store (a size; 0 = none; auto = the temp dir's free space)")
+      .add_option(
+          "--local-disk", local_disk_,
+          "With an s3:// --work-dir: local disk intermediates may take before the "
+          "object store (a size; 0 = none; auto = nine tenths of the temp dir's free space, "
+          "none for the mpi, dask and ray executors)")
       ->capture_default_str();
   command.add_option("--workers", workers_, "Tasks run at once (0 = all cores)")
       ->capture_default_str()

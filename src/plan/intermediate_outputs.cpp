@@ -12,7 +12,6 @@
 #include "tessera/core/warning.hpp"
 #include "tessera/storage/directory_store.hpp"
 #include "tessera/storage/open_store.hpp"
-#include "tessera/storage/s3_store.hpp"
 #include "work_directory.hpp"
 #include "zarr_output.hpp"
 
@@ -183,9 +182,9 @@ class DiskTierOutput : public ZarrOutput {
 
 // An intermediate stored as a Zarr array under the plan's own prefix of an object store
 // work_dir (the third tier), "s3://.../tessera-<...>/intermediate-<n>". The prefix carries
-// a marker object naming the process that wrote it; Prepare refuses a prefix holding
-// anything else (another run's objects, or someone's data), and Release removes every
-// object under it, the marker last.
+// a marker object naming the process that writes it; Prepare refuses a prefix holding
+// anything without it (another run's objects, or someone's data) and touches nothing
+// there, and Release removes every object under the prefix, the marker last.
 class ObjectTierOutput : public ZarrOutput {
  public:
   ObjectTierOutput(ZarrMetadata metadata, std::string url)
@@ -196,16 +195,11 @@ class ObjectTierOutput : public ZarrOutput {
 
   Tier tier() const override { return Tier::kObject; }
   void Prepare() override {
-    store_ = S3Store::Open(url_);
+    std::shared_ptr<Store> store = OpenStore(url_, {.create = false});
     const std::string owner = ObjectPrefixOwnerText();
-    const std::vector<std::string> keys = store_->List("");
+    std::vector<std::string> keys = store->List("");
     if (!keys.empty()) {
-      const std::optional<Buffer> marker = store_->Get(kObjectPrefixMarker);
-      const bool ours = marker && std::string_view(reinterpret_cast<const char*>(marker->data()),
-                                                   static_cast<std::size_t>(marker->size())) ==
-                                      owner;
-      if (!ours) {
-        const std::shared_ptr<S3Store> untouched = std::move(store_);
+      if (store->GetText(kObjectPrefixMarker) != owner) {
         throw StorageError("the object store prefix " + url_ +
                            " for an intermediate of this run already holds " +
                            std::to_string(keys.size()) +
@@ -213,10 +207,11 @@ class ObjectTierOutput : public ZarrOutput {
                            "someone's data); Tessera never touches them: choose another "
                            "work_dir, or remove them if they are a killed run's");
       }
-      store_->EraseAll();  // an earlier run of this very plan in this process
+      EraseUnderPrefix(*store, std::move(keys));  // an earlier run of this plan, here
     }
-    store_->Set(kObjectPrefixMarker, owner);
-    OpenOrCreate(store_, "", /*keep_existing=*/false);
+    store->Set(kObjectPrefixMarker, owner);
+    store_ = store;  // ours from here on: Release removes what is under it
+    OpenOrCreate(std::move(store), "", /*keep_existing=*/false);
   }
   void Commit() override {}
   // Removes the intermediate's objects; a failure is a warning (the run's result stands),
@@ -225,7 +220,7 @@ class ObjectTierOutput : public ZarrOutput {
     array_.reset();
     if (store_ == nullptr) return;
     try {
-      store_->EraseAll();
+      EraseUnderPrefix(*store_, store_->List(""));
     } catch (const std::exception& error) {
       Warn("could not remove the intermediate objects under " + url_ + " (" + error.what() +
            "); remove them with: aws s3 rm --recursive " + url_ + "/");
@@ -234,15 +229,22 @@ class ObjectTierOutput : public ZarrOutput {
   }
   // Another process writes and reads the array the leader's Prepare made.
   void FollowPrepare() override {
-    array_ = std::make_shared<const ZarrArray>(
-        ZarrArray::Open(OpenStore(url_, {.create = false})));
+    array_ = std::make_shared<const ZarrArray>(ZarrArray::Open(OpenStore(url_, {.create = false})));
   }
   void FollowCommit() override {}
   void FollowRelease() override { array_.reset(); }
 
  private:
+  // Removes `keys` of `store`, the prefix's marker last (a failure midway leaves the
+  // prefix marked as this process's, for a later try to clear).
+  static void EraseUnderPrefix(Store& store, std::vector<std::string> keys) {
+    std::erase(keys, std::string(kObjectPrefixMarker));
+    store.EraseKeys(keys);
+    store.Erase(kObjectPrefixMarker);
+  }
+
   std::string url_;
-  std::shared_ptr<S3Store> store_;  // between Prepare and Release (the leader's only)
+  std::shared_ptr<Store> store_;  // between Prepare and Release (the leader's only)
 };
 
 // A stored intermediate at `place`: on local disk or in the object store.

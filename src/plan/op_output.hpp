@@ -8,7 +8,8 @@
 // measured <= projected task by task.
 // Thread safety: Read and Write may run concurrently for different blocks.
 // Implemented in stored_arrays.cpp (sources), intermediate_outputs.cpp (RAM, disk,
-// split) and target_outputs.cpp (result, Zarr target), on zarr_output.hpp.
+// split, object store), target_outputs.cpp (result) and the Zarr target's files
+// (zarr_target_output.hpp), on zarr_output.hpp.
 // Internal to src/plan.
 #pragma once
 
@@ -174,12 +175,14 @@ std::shared_ptr<OpOutput> MakeSplitTierOutput(Shape shape, Shape chunks, Shape d
                                               const StoredPlace& place,
                                               std::optional<CodecConfig> compressor);
 
-// The user's target. A directory target is written to "<directory>.tessera-partial/array"
-// beside Tessera's marker (target_files.hpp) and moved into place by Commit, so readers
-// never see a half-written array; with resume, the chunks an interrupted run of the same
-// work left there (same fingerprint of `sources`, target metadata and writer layout) are
-// kept and Has() reports them; anything else is refused. Tessera never writes into or
-// removes a folder beside OUT that lacks its marker, nor follows a link there.
+// The user's target (zarr_target_output.hpp). A directory target is written to
+// "<directory>.tessera-partial/array" beside Tessera's marker (target_files.hpp) and moved
+// into place by Commit; a store target (target.store set, an object store's prefix) is
+// marked .tessera-partial and gets its documents last. Either way readers never see a
+// half-written array; with resume, the chunks an interrupted run of the same work left
+// (same fingerprint of `sources`, target metadata and writer layout) are kept and Has()
+// reports them; anything else is refused. Tessera never writes into or removes what lacks
+// its marker, nor follows a link there.
 std::shared_ptr<OpOutput> MakeZarrTargetOutput(
     Shape shape, Shape chunks, DType dtype, ZarrTarget target,
     std::vector<std::shared_ptr<const ZarrArray>> sources);

@@ -7,14 +7,20 @@
 //      array's chunks, and then marks the prefix "partial-output": from then on every
 //      chunk under it is this work's, and only such a prefix is resumed;
 //   2. the tasks write the chunks;
-//   3. Commit writes the array's documents (ZarrArray::Publish), then removes the marker.
+//   3. Commit checks that the marker is still this run's (two runs writing one target at
+//      once are not supported; the one whose marker was replaced fails rather than
+//      publishing another's chunks), writes the array's documents (ZarrArray::Publish),
+//      then removes the marker.
 // A run that fails or is killed leaves chunks and the marker but no documents: no reader
 // sees an array there, and the next run replaces it, or continues it with resume.
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
 #include <utility>
 
 #include "tessera/core/errors.hpp"
 #include "tessera/plan/target_files.hpp"
+#include "tessera/storage/open_store.hpp"
 #include "tessera/storage/zarr_group.hpp"
 #include "zarr_target_output.hpp"
 
@@ -26,10 +32,27 @@ constexpr const char* kClearingKind = "clearing-output";
 
 // "bucket/prefix/" of a store's Location() and a key path in it, '/'-terminated, so that
 // comparing prefixes compares whole segments ("a.zarr/" is not a prefix of "a.zarr2/").
+// A local directory's location has its symbolic links resolved first.
 std::string KeyPrefix(const std::string& location, const std::string& path) {
-  std::string prefix = path.empty() ? location : location + "/" + path;
+  std::string prefix = location;
+  if (!prefix.empty() && !IsObjectStoreLocation(prefix)) {
+    std::error_code error;
+    const std::filesystem::path resolved = std::filesystem::weakly_canonical(prefix, error);
+    if (!error) prefix = resolved.string();
+  }
+  if (!path.empty()) prefix += "/" + path;
   while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
   return prefix + "/";
+}
+
+// Up to about 200 characters of `names`, comma-separated: enough to recognise them.
+std::string SomeNames(const std::vector<std::string>& names) {
+  std::string listed;
+  for (const std::string& name : names) {
+    if (listed.size() > 200) return listed + ", ...";
+    listed += (listed.empty() ? "" : ", ") + name;
+  }
+  return listed;
 }
 
 // Does the array at `path` of `store` share keys with `source`: the same array, one
@@ -92,12 +115,18 @@ class StoreTargetOutput final : public ZarrTargetOutput {
       clearing.kind = kClearingKind;
       store.Set(MarkerKey(), OwnerMarkerText(clearing));
       array->Clear();  // the documents first: an array there stops reading as one
-      store.Set(MarkerKey(), OwnerMarkerText(WantedMarker()));
     }
+    // The same work's marker, now naming this run (the one Commit expects to find).
+    store.Set(MarkerKey(), OwnerMarkerText(WantedMarker()));
     array_ = std::move(array);
   }
 
   void Commit() override {
+    if (target_.store->GetText(MarkerKey()) != OwnerMarkerText(WantedMarker())) {
+      throw StorageError("to_zarr: " + Name() + "/" + kStorePartialMarkerName +
+                         " is no longer this run's marker: another run is writing the same "
+                         "target; its documents are not written (run one writer at a time)");
+    }
     array_->Publish();
     target_.store->Erase(MarkerKey());
     ParentGroup(
@@ -153,12 +182,7 @@ StoreTargetContents CheckStoreTarget(const Store& store, const std::string& path
     return std::ranges::find(names, wanted) != names.end();
   };
   if (IsReadableZarrGroup(store, path)) {
-    const ZarrGroupMembers members = ListZarrGroup(store, path);
-    std::string listed;
-    for (const std::string& member : members.arrays) {
-      if (listed.size() > 200) break;  // enough to recognise the group
-      listed += (listed.empty() ? "" : ", ") + member;
-    }
+    const std::string listed = planner::SomeNames(ListZarrGroup(store, path).arrays);
     throw InvalidArgument("to_zarr: " + name + " is a Zarr group" +
                           (listed.empty() ? "" : " (arrays: " + listed + ")") +
                           "; to_zarr writes an array and never replaces a group: write to a "
@@ -175,24 +199,15 @@ StoreTargetContents CheckStoreTarget(const Store& store, const std::string& path
     return contents;
   }
   if (has(kStorePartialMarkerName)) {
-    const std::optional<Buffer> marker = store.Get(JoinKey(path, kStorePartialMarkerName));
-    if (marker) {
-      contents.marker.assign(reinterpret_cast<const char*>(marker->data()),
-                             static_cast<std::size_t>(marker->size()));
-    }
+    contents.marker = store.GetText(JoinKey(path, kStorePartialMarkerName)).value_or("");
     if (planner::ParseOwnerMarker(contents.marker, "partial-output") ||
         planner::ParseOwnerMarker(contents.marker, planner::kClearingKind)) {
       contents.holds = StoreTargetContents::kPartialOutput;
       return contents;
     }
   }
-  std::string listed;
-  for (const std::string& entry : names) {
-    if (listed.size() > 200) break;  // enough to recognise them
-    listed += (listed.empty() ? "" : ", ") + entry;
-  }
   throw InvalidArgument("to_zarr: " + name + " holds objects that are not a Zarr array (" +
-                        listed +
+                        planner::SomeNames(names) +
                         "); refusing to replace them: choose another path or remove them");
 }
 

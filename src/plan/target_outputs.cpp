@@ -1,10 +1,7 @@
-// What a plan produces: the in-memory result of compute() and the user's Zarr target
-// (op_output.hpp).
-#include <algorithm>
+// What a plan produces: the in-memory result of compute(), and the user's Zarr target's
+// metadata (its output: zarr_target_output.hpp) (op_output.hpp).
 #include <complex>
-#include <cstring>
 #include <limits>
-#include <system_error>
 #include <utility>
 
 #include "op_output.hpp"
@@ -16,9 +13,6 @@
 #include "zarr_target_output.hpp"
 
 namespace tessera::planner {
-namespace {
-
-}  // namespace
 
 ResultOutput::ResultOutput(Shape shape, Shape chunks, DType dtype)
     : grid_(std::move(shape), std::move(chunks)), dtype_(dtype) {}

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -75,10 +76,23 @@ SourceFingerprint FingerprintSources(const std::vector<std::shared_ptr<const Zar
     const auto* directory = dynamic_cast<const DirectoryStore*>(&store);
     const std::string prefix = source->path().empty() ? "" : source->path() + "/";
     // One listing with sizes (an object store's answers them; no request per key).
-    for (const ListedKey& listed : store.ListWithSizes(prefix)) {
+    const std::vector<ListedKey> keys = store.ListWithSizes(prefix);
+    // Arrays or groups nested below this one ("sub/" holding its own document): their
+    // keys are not its chunks. Its own chunk keys may hold '/' ("c/0/1", v2's "0/1").
+    std::vector<std::string> nested;
+    for (const ListedKey& listed : keys) {
+      for (const std::string_view document : {"/zarr.json", "/.zarray", "/.zgroup"}) {
+        if (listed.key.size() > prefix.size() + document.size() && listed.key.ends_with(document)) {
+          nested.push_back(listed.key.substr(0, listed.key.size() - document.size() + 1));
+        }
+      }
+    }
+    for (const ListedKey& listed : keys) {
       const std::string& key = listed.key;
-      // Keys of arrays nested below this one are not its chunks.
-      if (key.find('/', prefix.size()) != std::string::npos) continue;
+      if (std::ranges::any_of(nested,
+                              [&](const std::string& inner) { return key.starts_with(inner); })) {
+        continue;
+      }
       hasher.Add(key);
       hasher.Add(listed.size);
       if (directory != nullptr) {
@@ -259,33 +273,36 @@ StoreTargetLocation OpenStoreTarget(const std::string& url) {
       scheme == std::string::npos ? std::string::npos : trimmed.find('/', scheme + 3);
   if (bucket_end == std::string::npos) {
     throw InvalidArgument("to_zarr: " + url +
-                          " names a whole bucket; name the array's prefix in it (e.g. " +
-                          trimmed + "/out.zarr)");
+                          " names a whole bucket; name the array's prefix in it (e.g. " + trimmed +
+                          "/out.zarr)");
   }
   const std::size_t slash = trimmed.rfind('/');
   return {OpenStore(trimmed.substr(0, slash), {.create = false}), trimmed.substr(slash + 1)};
 }
 
-namespace {
-
-// PartialOutputNote for a target in an object store.
-std::string StorePartialOutputNote(const std::string& url, const std::string& how_to_resume) {
+std::string StorePartialOutputNote(const Store& store, const std::string& path,
+                                   const std::string& how_to_resume) {
   try {
-    const StoreTargetLocation target = OpenStoreTarget(url);
-    if (!target.store->Contains(JoinKey(target.path, kStorePartialMarkerName))) return "";
+    if (!store.Contains(JoinKey(path, kStorePartialMarkerName))) return "";
   } catch (const Error&) {
     return "";  // out of reach now: nothing more to say about it
   }
-  return std::string(kPartialNoteStart) + url + " (marked " + kStorePartialMarkerName +
-         "; without the array's documents no reader sees an array there); " + how_to_resume +
+  return std::string(kPartialNoteStart) + store.DescribeKey(path) + " (marked " +
+         kStorePartialMarkerName +
+         " as Tessera's unfinished output, which no reader takes "
+         "for an array); " +
+         how_to_resume +
          " continues from them (same source and options), or a run without it starts over";
 }
 
-}  // namespace
-
 std::string PartialOutputNote(const fs::path& target, const std::string& how_to_resume) {
   if (IsObjectStoreLocation(target.string())) {
-    return StorePartialOutputNote(target.string(), how_to_resume);
+    try {
+      const StoreTargetLocation store_target = OpenStoreTarget(target.string());
+      return StorePartialOutputNote(*store_target.store, store_target.path, how_to_resume);
+    } catch (const Error&) {
+      return "";  // out of reach now: nothing more to say about it
+    }
   }
   if (!HasPartialOutput(target)) return "";
   const fs::path partial = PartialOutputPath(target);
@@ -294,16 +311,17 @@ std::string PartialOutputNote(const fs::path& target, const std::string& how_to_
          " to start over";
 }
 
-void ThrowWithPartialOutputNote(const Error& error, const fs::path& target,
-                                const std::string& how_to_resume) {
+namespace {
+
+// Throws an error of `error`'s type: its message, any partial output note it had replaced
+// by the note `make_note` gives (none after a refused resume, which says what to do).
+template <class MakeNote>
+[[noreturn]] void ThrowWithNote(const Error& error, MakeNote&& make_note) {
   std::string message = error.what();
   if (const std::size_t at = message.find(kPartialNoteStart); at != std::string::npos) {
     message.erase(at);
   }
-  // A refused resume already says what to do with the partial output.
-  if (message.find(kResumeRefused) == std::string::npos) {
-    message += PartialOutputNote(target, how_to_resume);
-  }
+  if (message.find(kResumeRefused) == std::string::npos) message += make_note();
   if (dynamic_cast<const InvalidArgument*>(&error) != nullptr) throw InvalidArgument(message);
   if (const auto* budget = dynamic_cast<const MemoryBudgetError*>(&error)) {
     throw MemoryBudgetError(message, budget->required_allowed_mem());
@@ -311,6 +329,18 @@ void ThrowWithPartialOutputNote(const Error& error, const fs::path& target,
   if (dynamic_cast<const StorageError*>(&error) != nullptr) throw StorageError(message);
   if (dynamic_cast<const FormatError*>(&error) != nullptr) throw FormatError(message);
   throw Error(message);
+}
+
+}  // namespace
+
+void ThrowWithPartialOutputNote(const Error& error, const fs::path& target,
+                                const std::string& how_to_resume) {
+  ThrowWithNote(error, [&] { return PartialOutputNote(target, how_to_resume); });
+}
+
+void ThrowWithStorePartialOutputNote(const Error& error, const Store& store,
+                                     const std::string& path, const std::string& how_to_resume) {
+  ThrowWithNote(error, [&] { return StorePartialOutputNote(store, path, how_to_resume); });
 }
 
 }  // namespace tessera

@@ -140,6 +140,13 @@ void CheckWorkDirectoryBase(const Spec& spec) {
     } catch (const InvalidArgument& error) {
       throw InvalidArgument(std::string("Spec work_dir: ") + error.what());
     }
+    // The client's local disk is no place its workers reach.
+    if ((spec.executor == "dask" || spec.executor == "ray") && spec.local_disk > 0) {
+      throw InvalidArgument("Spec local_disk: executor \"" + spec.executor +
+                            "\" runs tasks in worker processes that share no local disk: "
+                            "leave local_disk at auto (none) or 0, so that intermediates "
+                            "beyond the RAM go to the object store work_dir");
+    }
     return;
   }
   const std::string& base = spec.work_dir;
@@ -266,9 +273,8 @@ std::string NewObjectWorkPrefix(const Spec& spec, const std::filesystem::path& w
 
 std::string ObjectPrefixOwnerText() {
   const Owner owner = Self();
-  return "Tessera intermediate written by process " + std::to_string(owner.pid) +
-         " started at " + std::to_string(owner.start) + " (clock ticks after boot) on host " +
-         HostName() + "\n";
+  return "Tessera intermediate written by process " + std::to_string(owner.pid) + " started at " +
+         std::to_string(owner.start) + " (clock ticks after boot) on host " + HostName() + "\n";
 }
 
 std::filesystem::path NewWorkDirectory(const Spec& spec) {

@@ -84,7 +84,7 @@ Index ZarrOutput::BlocksTouched(const Region& region) const {
 }
 
 void ZarrOutput::OpenOrCreate(std::shared_ptr<Store> store, const std::string& path,
-                              bool keep_existing, bool publish) {
+                              bool keep_existing) {
   if (keep_existing &&
       (store->Contains(JoinKey(path, ".zarray")) || store->Contains(JoinKey(path, "zarr.json")))) {
     try {
@@ -97,15 +97,8 @@ void ZarrOutput::OpenOrCreate(std::shared_ptr<Store> store, const std::string& p
       // An unreadable leftover is replaced below.
     }
   }
-  if (publish) {
-    array_ = std::make_shared<const ZarrArray>(
-        ZarrArray::Create(std::move(store), path, metadata_, attributes_));
-    return;
-  }
-  auto array = std::make_shared<const ZarrArray>(
-      ZarrArray::Define(std::move(store), path, metadata_, attributes_));
-  array->Clear();
-  array_ = std::move(array);
+  array_ = std::make_shared<const ZarrArray>(
+      ZarrArray::Create(std::move(store), path, metadata_, attributes_));
 }
 
 }  // namespace tessera::planner

@@ -47,10 +47,8 @@ class ZarrOutput : public OpOutput {
 
  protected:
   // Opens the array at `path` of `store` when `keep_existing` and its metadata is this
-  // one; creates it (clearing old chunks) otherwise, its documents written now when
-  // `publish`, else left to the caller's array_->Publish() (ZarrArray::Define).
-  void OpenOrCreate(std::shared_ptr<Store> store, const std::string& path, bool keep_existing,
-                    bool publish = true);
+  // one; creates it (clearing old chunks) otherwise.
+  void OpenOrCreate(std::shared_ptr<Store> store, const std::string& path, bool keep_existing);
 
   ZarrMetadata metadata_;
   ZarrAttributes attributes_;

@@ -27,9 +27,9 @@ const OwnerMarker& ZarrTargetOutput::WantedMarker() const {
   wanted.kind = "partial-output";
   wanted.run = NewRunId();
   wanted.source = FingerprintSources(sources_);
-  wanted.target = HashText(metadata_.zarr_format == 3 ? ZarrJsonText(metadata_, attributes_)
-                                                      : ZarrMetadataToJson(metadata_) +
-                                                            ZarrAttributesToJson(attributes_));
+  wanted.target = HashText(metadata_.zarr_format == 3
+                               ? ZarrJsonText(metadata_, attributes_)
+                               : ZarrMetadataToJson(metadata_) + ZarrAttributesToJson(attributes_));
   wanted.layout = layout_;
   return wanted;
 }
@@ -42,7 +42,7 @@ void ZarrTargetOutput::CheckSameWork(const std::string& partial, const OwnerMark
           std::to_string(found.source.keys) + " stored keys, " +
           std::to_string(found.source.bytes) + " bytes then; " +
           std::to_string(wanted.source.keys) + " keys, " + std::to_string(wanted.source.bytes) +
-          " bytes now; sizes or modification times changed)";
+          " bytes now: keys, sizes or, in a local directory, modification times changed)";
   } else if (found.target != wanted.target) {
     why =
         "the target's metadata (shape, chunks, dtype, codec, fill value or attributes) "

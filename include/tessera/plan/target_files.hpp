@@ -65,6 +65,11 @@ bool HasPartialOutput(const std::filesystem::path& target);
 std::string PartialOutputNote(const std::filesystem::path& target,
                               const std::string& how_to_resume);
 
+// PartialOutputNote for the target at `path` of `store` (a store target): "" unless its
+// .tessera-partial marker is there.
+std::string StorePartialOutputNote(const Store& store, const std::string& path,
+                                   const std::string& how_to_resume);
+
 // Throws an error of `error`'s type whose message is `error`'s, with any partial output
 // note it had replaced by PartialOutputNote(target, how_to_resume) (nothing when no
 // partial output is kept). to_zarr adds the note for API callers; the CLI replaces it
@@ -72,5 +77,9 @@ std::string PartialOutputNote(const std::filesystem::path& target,
 [[noreturn]] void ThrowWithPartialOutputNote(const Error& error,
                                              const std::filesystem::path& target,
                                              const std::string& how_to_resume);
+// The same for the target at `path` of `store`, with StorePartialOutputNote.
+[[noreturn]] void ThrowWithStorePartialOutputNote(const Error& error, const Store& store,
+                                                  const std::string& path,
+                                                  const std::string& how_to_resume);
 
 }  // namespace tessera

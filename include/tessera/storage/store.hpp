@@ -121,6 +121,8 @@ class Store {
   void Set(std::string_view key, std::string_view text) {
     Set(key, std::as_bytes(std::span<const char>(text.data(), text.size())));
   }
+  // Get() of a small text value (a marker, a document) as a string; nullopt when absent.
+  std::optional<std::string> GetText(std::string_view key) const;
   // Human description for messages: a path, or "memory store".
   virtual std::string Describe() const = 0;
   // True when Set keeps a copy of the value in this process's memory (a memory store),

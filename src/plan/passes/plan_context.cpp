@@ -150,9 +150,11 @@ const std::filesystem::path& PlanContext::WorkDirectory() {
 
 StoredPlace PlanContext::IntermediatePlace(std::int64_t bytes, std::int64_t pending) {
   const std::string name = "intermediate-" + std::to_string(++intermediates_);
-  if (IsObjectStoreLocation(spec.work_dir) &&
-      bytes > LocalDiskAllowed(spec) - on_local_disk_ - pending) {
-    return StoredPlace{{}, ObjectWorkPrefix() + "/" + name};
+  if (IsObjectStoreLocation(spec.work_dir)) {
+    const std::int64_t local = LocalDiskAllowed(spec);
+    if (local <= 0 || bytes > local - on_local_disk_ - pending) {
+      return StoredPlace{{}, ObjectWorkPrefix() + "/" + name};
+    }
   }
   return StoredPlace{WorkDirectory() / name, ""};
 }

@@ -110,6 +110,13 @@ std::string JoinKey(std::string_view prefix, std::string_view key) {
   return joined;
 }
 
+std::optional<std::string> Store::GetText(std::string_view key) const {
+  const std::optional<Buffer> value = Get(key);
+  if (!value) return std::nullopt;
+  return std::string(reinterpret_cast<const char*>(value->data()),
+                     static_cast<std::size_t>(value->size()));
+}
+
 std::string Store::DescribeKey(std::string_view key) const { return JoinKey(Describe(), key); }
 
 std::optional<std::int64_t> Store::ReadBounded(std::string_view key, std::int64_t max_size,
