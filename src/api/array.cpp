@@ -125,7 +125,9 @@ void ToZarr(const Array& array, ZarrTarget target, const ToZarrOptions& options)
     report = Execute(plan.executable_ops(), plan.spec(), execute);
   } catch (const Error& error) {
     // A failed run keeps its partial output: say where, and how to continue it.
-    const std::string how = "to_zarr with resume = true";
+    const std::string how =
+        "running to_zarr again with resume (options.resume = true in C++, resume=True in "
+        "Python)";
     if (store != nullptr) ThrowWithStorePartialOutputNote(error, *store, path, how);
     ThrowWithPartialOutputNote(error, directory, how);
   }

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -44,7 +45,12 @@ void ParallelFor(std::int64_t count, int max_threads, const std::function<void(s
 
   std::vector<std::thread> pool;
   pool.reserve(static_cast<std::size_t>(threads - 1));
-  for (int thread = 1; thread < threads; ++thread) pool.emplace_back(worker);
+  try {
+    for (int thread = 1; thread < threads; ++thread) pool.emplace_back(worker);
+  } catch (const std::system_error&) {
+    // The system refused another thread (a thread or memory limit): run the items on
+    // the threads already started and this one, rather than fail or terminate.
+  }
   worker();
   for (std::thread& thread : pool) thread.join();
   if (first_error) std::rethrow_exception(first_error);
