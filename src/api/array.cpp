@@ -84,21 +84,6 @@ ZarrTarget TargetAt(const std::string& path, const ToZarrOptions& options) {
 // The plan of writing `array` to `target` as `options` say.
 FinalizedPlan PlanToZarr(const Array& array, ZarrTarget target, const ToZarrOptions& options) {
   static_cast<ZarrWriteOptions&>(target) = options;
-  if (target.store != nullptr && IsObjectStoreLocation(array.spec().work_dir)) {
-    // Intermediates under the target's prefix would be taken for someone's objects there.
-    const auto slashed = [](std::string url) {
-      while (!url.empty() && url.back() == '/') url.pop_back();
-      return url + "/";
-    };
-    const std::string out = slashed(target.store->DescribeKey(target.path));
-    const std::string work = slashed(array.spec().work_dir);
-    if (out.starts_with(work) || work.starts_with(out)) {
-      throw InvalidArgument("to_zarr: work_dir " + array.spec().work_dir + " and the target " +
-                            target.store->DescribeKey(target.path) +
-                            " overlap; put the work_dir beside the output (e.g. s3://BUCKET/"
-                            "scratch), never inside it or above it");
-    }
-  }
   if (!target.dimension_names.empty() &&
       static_cast<int>(target.dimension_names.size()) != array.ndim()) {
     throw InvalidArgument("to_zarr: " + std::to_string(target.dimension_names.size()) +

@@ -88,11 +88,11 @@ void WriteBudget(std::ostream& out, const Spec& requested, const FinalizedPlan& 
   WriteRow(out, "total_mem",
            format_bytes(spec.effective_total_mem()) + (spec.total_mem == 0 ? " (detected)" : ""));
   if (IsObjectStoreLocation(spec.work_dir)) {
-    const bool one_process = spec.executor == "threads" || spec.executor == "sync";
-    const std::string local =
-        spec.local_disk != Spec::kAutoLocalDisk ? format_bytes(spec.local_disk)
-        : one_process                           ? "nine tenths of its free space"
-                      : "none (processes of " + spec.executor + " share no local disk)";
+    const std::string local = spec.local_disk != Spec::kAutoLocalDisk
+                                  ? format_bytes(spec.local_disk)
+                              : spec.runs_in_one_process()
+                                  ? "nine tenths of its free space"
+                                  : "none (processes of " + spec.executor + " share no local disk)";
     WriteRow(out, "work_dir",
              spec.work_dir + " (intermediates beyond the RAM left and local disk, " +
                  fs::temp_directory_path().string() + " up to " + local +

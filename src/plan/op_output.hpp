@@ -182,9 +182,10 @@ std::shared_ptr<OpOutput> MakeSplitTierOutput(Shape shape, Shape chunks, Shape d
 // half-written array; with resume, the chunks an interrupted run of the same work left
 // (same fingerprint of `sources`, target metadata and writer layout) are kept and Has()
 // reports them; anything else is refused. Tessera never writes into or removes what lacks
-// its marker, nor follows a link there.
+// its marker, nor follows a link there. A store target refuses a `work_dir` (the plan's
+// Spec::work_dir) whose prefix it is, holds or lies inside.
 std::shared_ptr<OpOutput> MakeZarrTargetOutput(
     Shape shape, Shape chunks, DType dtype, ZarrTarget target,
-    std::vector<std::shared_ptr<const ZarrArray>> sources);
+    std::vector<std::shared_ptr<const ZarrArray>> sources, const std::string& work_dir);
 
 }  // namespace tessera::planner

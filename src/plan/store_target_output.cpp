@@ -79,9 +79,21 @@ bool SharesKeys(const Store& store, const std::string& path, const ZarrArray& so
 class StoreTargetOutput final : public ZarrTargetOutput {
  public:
   StoreTargetOutput(ZarrMetadata metadata, ZarrTarget target,
-                    std::vector<std::shared_ptr<const ZarrArray>> sources)
+                    std::vector<std::shared_ptr<const ZarrArray>> sources,
+                    const std::string& work_dir)
       : ZarrTargetOutput(std::move(metadata), std::move(target), std::move(sources)) {
     holds_values_ = target_.store->HoldsValuesInMemory();
+    // Intermediates under the target's prefix would be taken for foreign objects there.
+    const std::optional<std::string> location = target_.store->Location();
+    if (location && IsObjectStoreLocation(work_dir)) {
+      const std::string out = KeyPrefix(*location, target_.path);
+      const std::string work = KeyPrefix(work_dir, "");
+      if (out.starts_with(work) || work.starts_with(out)) {
+        throw InvalidArgument("to_zarr: work_dir " + work_dir + " and the target " + Name() +
+                              " overlap; put the work_dir beside the output (e.g. "
+                              "s3://BUCKET/scratch), never inside it or above it");
+      }
+    }
     for (const std::shared_ptr<const ZarrArray>& source : sources_) {
       if (!SharesKeys(*target_.store, target_.path, *source)) continue;
       throw InvalidArgument("to_zarr: the target " + Name() + " is, holds or lies inside " +
@@ -216,10 +228,10 @@ StoreTargetContents CheckStoreTarget(const Store& store, const std::string& path
 namespace tessera::planner {
 
 std::shared_ptr<OpOutput> MakeStoreTargetOutput(
-    ZarrMetadata metadata, ZarrTarget target,
-    std::vector<std::shared_ptr<const ZarrArray>> sources) {
+    ZarrMetadata metadata, ZarrTarget target, std::vector<std::shared_ptr<const ZarrArray>> sources,
+    const std::string& work_dir) {
   return std::make_shared<StoreTargetOutput>(std::move(metadata), std::move(target),
-                                             std::move(sources));
+                                             std::move(sources), work_dir);
 }
 
 }  // namespace tessera::planner

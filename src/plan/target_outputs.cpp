@@ -176,11 +176,12 @@ ZarrMetadata TargetMetadata(Shape shape, Shape chunks, DType dtype, const ZarrTa
 
 std::shared_ptr<OpOutput> MakeZarrTargetOutput(
     Shape shape, Shape chunks, DType dtype, ZarrTarget target,
-    std::vector<std::shared_ptr<const ZarrArray>> sources) {
+    std::vector<std::shared_ptr<const ZarrArray>> sources, const std::string& work_dir) {
   ZarrMetadata metadata =
       TargetMetadata(std::move(shape), std::move(chunks), dtype, target, sources);
   if (target.store != nullptr) {
-    return MakeStoreTargetOutput(std::move(metadata), std::move(target), std::move(sources));
+    return MakeStoreTargetOutput(std::move(metadata), std::move(target), std::move(sources),
+                                 work_dir);
   }
   return MakeDirectoryTargetOutput(std::move(metadata), std::move(target), std::move(sources));
 }

@@ -141,7 +141,7 @@ void CheckWorkDirectoryBase(const Spec& spec) {
       throw InvalidArgument(std::string("Spec work_dir: ") + error.what());
     }
     // The client's local disk is no place its workers reach.
-    if ((spec.executor == "dask" || spec.executor == "ray") && spec.local_disk > 0) {
+    if (!spec.keeps_intermediates_in_memory() && spec.local_disk > 0) {
       throw InvalidArgument("Spec local_disk: executor \"" + spec.executor +
                             "\" runs tasks in worker processes that share no local disk: "
                             "leave local_disk at auto (none) or 0, so that intermediates "
@@ -251,7 +251,7 @@ std::int64_t LocalDiskAllowed(const Spec& spec) {
   if (spec.local_disk != Spec::kAutoLocalDisk) return spec.local_disk;
   // Processes on other machines (MPI ranks, Dask and Ray workers) share no local disk, and
   // plan alike only if none counts its own free space.
-  if (spec.executor != "threads" && spec.executor != "sync") return 0;
+  if (!spec.runs_in_one_process()) return 0;
   std::error_code error;
   const std::filesystem::space_info space =
       std::filesystem::space(std::filesystem::temp_directory_path(), error);

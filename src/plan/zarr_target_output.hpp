@@ -63,8 +63,10 @@ std::shared_ptr<OpOutput> MakeDirectoryTargetOutput(
     ZarrMetadata metadata, ZarrTarget target,
     std::vector<std::shared_ptr<const ZarrArray>> sources);
 // REQUIRES: target.store != nullptr (the array goes at target.path in it).
+// Throws InvalidArgument when the target is, holds or lies inside one of `sources` or
+// an object store `work_dir`.
 std::shared_ptr<OpOutput> MakeStoreTargetOutput(
-    ZarrMetadata metadata, ZarrTarget target,
-    std::vector<std::shared_ptr<const ZarrArray>> sources);
+    ZarrMetadata metadata, ZarrTarget target, std::vector<std::shared_ptr<const ZarrArray>> sources,
+    const std::string& work_dir);
 
 }  // namespace tessera::planner

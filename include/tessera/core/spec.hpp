@@ -82,6 +82,9 @@ struct Spec {
   // processes that share nothing but storage (executor "dask" or "ray"), where they go
   // through work_dir instead.
   bool keeps_intermediates_in_memory() const;
+  // Whether every task runs in this process (executor "threads" or "sync"), hence on this
+  // machine's local disk; not so for "mpi", "dask" and "ray".
+  bool runs_in_one_process() const { return executor == "threads" || executor == "sync"; }
   // max_workers, or the hardware concurrency when 0 (at least 1). For the test suite's
   // configuration reruns the environment variable TESSERA_FORCE_WORKERS=N (N >= 1)
   // overrides both (docs/testing.md); any other value of it throws InvalidArgument.

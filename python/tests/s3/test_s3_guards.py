@@ -177,3 +177,42 @@ def test_writing_a_prefix_touches_no_key_that_merely_begins_alike(s3_server, s3_
     assert all(path.startswith(f"/{s3_bucket}/out.zarr/") for path in writes), writes
     np.testing.assert_array_equal(zarr_python_reads(s3_server, f"s3://{s3_bucket}/out.zarr2"),
                                   neighbour)
+
+
+@pytest.mark.parametrize("how", ["python", "cli"])
+@pytest.mark.parametrize("work_path", ["out.zarr/scratch", "out.zarr", ""])
+def test_a_work_dir_inside_or_above_the_target_is_refused(s3_server, s3_bucket, counted, rng,
+                                                          how, work_path):
+    """An object store work_dir that lies inside the target, is it, or holds it (the
+    bucket) is refused before anything is written: its intermediates would be taken for
+    foreign objects there. The target's array is intact; a work_dir beside it whose name
+    merely begins alike (out.zarr2) is no overlap, and the run writes the array."""
+    old = rng.standard_normal((20, 20))
+    target = f"s3://{s3_bucket}/out.zarr"
+    zarr_python_writes(s3_server, target, old)
+    source = f"s3://{s3_bucket}/src.zarr"
+    data = rng.standard_normal((20, 20))
+    zarr_python_writes(s3_server, source, data)
+    before = snapshot(s3_server, s3_bucket)
+    counted.reset_counters()
+
+    work_dir = f"s3://{s3_bucket}/{work_path}"
+    if how == "python":
+        with pytest.raises(tessera.InvalidArgument) as caught:
+            spec = tessera.Spec(work_dir=work_dir, allowed_mem="100MB", max_workers=2)
+            (tessera.from_zarr(source, spec=spec) + 1).to_zarr(target, overwrite=True)
+        message = str(caught.value)
+    else:
+        completed = tessera_cli(s3_server, counted.endpoint, "calc", "a + 1", "--input",
+                                f"a={source}", "--output", target, "--allowed-mem", "64MB",
+                                "--work-dir", work_dir, "--overwrite")
+        assert completed.returncode != 0, completed.stdout
+        message = completed.stderr
+    assert f"work_dir {work_dir}" in message and "overlap" in message, message
+    assert [d for d in counted.history if d.method in WRITES] == []
+    assert snapshot(s3_server, s3_bucket) == before
+
+    beside = tessera.Spec(work_dir=f"s3://{s3_bucket}/out.zarr2", allowed_mem="100MB",
+                          max_workers=2)
+    (tessera.from_zarr(source, spec=beside) + 1).to_zarr(target, overwrite=True)
+    np.testing.assert_array_equal(zarr_python_reads(s3_server, target), data + 1)

@@ -112,7 +112,7 @@ std::shared_ptr<OpOutput> PlanContext::MakeOutput(const Node& node, Tier tier, b
         if (source->kind() == NodeKind::kZarr) sources.push_back(source->detail().zarr);
       }
       return MakeZarrTargetOutput(node.shape(), node.chunks(), node.dtype(), *output.target,
-                                  std::move(sources));
+                                  std::move(sources), spec.work_dir);
     }
     return std::make_shared<ResultOutput>(node.shape(), node.chunks(), node.dtype());
   }
